@@ -1,0 +1,416 @@
+"""Closed-form queueing and caching models (numpy/scipy only, no SimPy).
+
+Why here: the CPU model needs the finite-source (machine-repairman) queue to turn
+"n runnable strands" into per-strand speed, and both the Oracle buffer cache and
+the OS page cache need an LRU hit ratio for a popularity distribution (Che's
+approximation). These are evaluated at set-up time or when a parameter changes,
+never per event, so they favour exactness and numerical robustness over speed
+tricks. See DESIGN.md and modelling-sourcebook.md sections 1, 3 and 7.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import OrderedDict
+
+import numpy as np
+from scipy.optimize import brentq
+
+__all__ = [
+    "repairman",
+    "repairman_mva",
+    "mm1_response",
+    "mm1_ps_response",
+    "erlang_c",
+    "mmc_wait",
+    "mg1_wait",
+    "che_time",
+    "che_hit_ratios",
+    "che_hit_ratio",
+    "che_two_level",
+    "lru_simulate",
+]
+
+
+# --------------------------------------------------------------------------
+# Finite-source queue (machine repairman, M/M/c//n)
+# --------------------------------------------------------------------------
+
+def _check_count(n, name: str = "n") -> int:
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0, got {n}")
+    return n
+
+
+def _check_times(think: float, service: float) -> tuple[float, float]:
+    think, service = float(think), float(service)
+    if not (service > 0.0) or not math.isfinite(service):
+        raise ValueError(f"service must be positive and finite, got {service}")
+    if not (think >= 0.0) or not math.isfinite(think):
+        raise ValueError(f"think must be non-negative and finite, got {think}")
+    return think, service
+
+
+def repairman(n: int, think: float, service: float, servers: int = 1) -> tuple[float, float]:
+    """Exact M/M/c//n queue: (throughput X, mean number of busy servers).
+
+    n sources alternate an exponential "think" (mean `think`) with a visit to a
+    station of `servers` exponential servers (mean `service`). The number k of
+    sources at the station is a birth-death chain with birth rate (n-k)/think
+    and death rate min(k, c)/service; its stationary law is built in log space
+    (cumulative sum of log ratios, then a max-shifted normalisation) so that
+    n = 4096 with think/service anywhere in 1e-4..1e4 neither over- nor
+    underflows. Busy servers = E[min(k, c)] and X = busy/service (U = X*S).
+    """
+    n = _check_count(n)
+    try:
+        servers = operator.index(servers)
+    except TypeError:
+        raise ValueError(f"servers must be an integer, got {servers!r}") from None
+    if servers < 1:
+        raise ValueError(f"servers must be >= 1, got {servers}")
+    think, service = _check_times(think, service)
+    if n == 0:
+        return 0.0, 0.0
+    if think == 0.0:
+        # Nobody ever leaves the station: all n are there all the time.
+        busy = float(min(n, servers))
+        return busy / service, busy
+    k = np.arange(1, n + 1, dtype=float)
+    # log(p_k / p_{k-1}) = log((n-k+1)/think) - log(min(k, c)/service)
+    log_ratio = (np.log(n - k + 1.0) + math.log(service) - math.log(think)
+                 - np.log(np.minimum(k, servers)))
+    log_p = np.concatenate(([0.0], np.cumsum(log_ratio)))
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    busy = min(float(np.dot(p, np.minimum(np.arange(n + 1), servers))), float(servers))
+    return busy / service, busy
+
+
+def repairman_mva(n: int, think: float, service: float) -> float:
+    """Throughput of the single-server repairman by exact Mean Value Analysis.
+
+    Independent of `repairman` (no stationary distribution): the arrival
+    theorem gives R(m) = S (1 + Q(m-1)), X(m) = m / (R(m) + Z), Q(m) = X(m) R(m).
+    """
+    n = _check_count(n)
+    think, service = _check_times(think, service)
+    q = 0.0
+    x = 0.0
+    for m in range(1, n + 1):
+        r = service * (1.0 + q)
+        x = m / (r + think)
+        q = x * r
+    return x
+
+
+# --------------------------------------------------------------------------
+# Open single- and multi-server queues
+# --------------------------------------------------------------------------
+
+def _check_rates(lam: float, mu: float) -> float:
+    lam, mu = float(lam), float(mu)
+    if not (mu > 0.0) or not math.isfinite(mu):
+        raise ValueError(f"mu must be positive and finite, got {mu}")
+    if not (lam >= 0.0):
+        raise ValueError(f"lam must be non-negative, got {lam}")
+    rho = lam / mu
+    if rho >= 1.0:
+        raise ValueError(f"unstable queue: rho = lam/mu = {rho} >= 1")
+    return rho
+
+
+def mm1_response(lam: float, mu: float) -> float:
+    """M/M/1 mean response time 1/(mu - lam) (also the M/M/1-PS mean sojourn)."""
+    _check_rates(lam, mu)
+    return 1.0 / (float(mu) - float(lam))
+
+
+def mm1_ps_response(lam: float, mu: float, work: float | None = None) -> float:
+    """M/M/1 processor-sharing mean sojourn, optionally given the job's size.
+
+    `work` is the job's service time at full speed (size / server rate). Under
+    PS the expected sojourn is linear in it: E[T | x] = x / (1 - rho); averaged
+    over exponential x with mean 1/mu this is 1/(mu - lam), the M/M/1 value.
+    """
+    rho = _check_rates(lam, mu)
+    if work is None:
+        return 1.0 / (float(mu) - float(lam))
+    work = float(work)
+    if not (work >= 0.0):
+        raise ValueError(f"work must be non-negative, got {work}")
+    return work / (1.0 - rho)
+
+
+def erlang_c(servers: int, offered_load: float) -> float:
+    """Erlang C: probability an arrival waits in M/M/c with load a = lam/mu.
+
+    Uses the stable Erlang B recursion B_k = a B_{k-1} / (k + a B_{k-1}) (no
+    factorials or powers) and C = c B / (c - a (1 - B)). For a >= c the queue
+    is unstable and every arrival waits, so 1.0 is returned.
+    """
+    try:
+        c = operator.index(servers)
+    except TypeError:
+        raise ValueError(f"servers must be an integer, got {servers!r}") from None
+    if c < 1:
+        raise ValueError(f"servers must be >= 1, got {c}")
+    a = float(offered_load)
+    if not (a >= 0.0):
+        raise ValueError(f"offered_load must be non-negative, got {a}")
+    if a == 0.0:
+        return 0.0
+    if a >= c:
+        return 1.0
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return c * b / (c - a * (1.0 - b))
+
+
+def mmc_wait(lam: float, mu: float, servers: int) -> float:
+    """M/M/c mean wait in queue W_q = C(c, a) / (c mu - lam)."""
+    lam, mu = float(lam), float(mu)
+    if not (mu > 0.0) or not (lam >= 0.0):
+        raise ValueError(f"need mu > 0 and lam >= 0, got lam={lam}, mu={mu}")
+    c = operator.index(servers)
+    if c < 1:
+        raise ValueError(f"servers must be >= 1, got {c}")
+    if lam >= c * mu:
+        raise ValueError(f"unstable queue: rho = lam/(c mu) = {lam / (c * mu)} >= 1")
+    return erlang_c(c, lam / mu) / (c * mu - lam)
+
+
+def mg1_wait(lam: float, mean_service: float, second_moment: float) -> float:
+    """Pollaczek-Khinchine M/G/1 mean wait in queue: lam E[S^2] / (2 (1 - rho))."""
+    lam, es, es2 = float(lam), float(mean_service), float(second_moment)
+    if not (es > 0.0) or not (lam >= 0.0):
+        raise ValueError(f"need mean_service > 0 and lam >= 0, got {lam}, {es}")
+    if es2 < es * es * (1.0 - 1e-12):
+        raise ValueError(f"second_moment {es2} < mean_service^2 {es * es}")
+    rho = lam * es
+    if rho >= 1.0:
+        raise ValueError(f"unstable queue: rho = {rho} >= 1")
+    return lam * es2 / (2.0 * (1.0 - rho))
+
+
+# --------------------------------------------------------------------------
+# Che's approximation for LRU under the independent reference model
+# --------------------------------------------------------------------------
+
+def _che_arrays(rates, sizes, counts):
+    r = np.asarray(rates, dtype=float).ravel()
+    s = np.ones_like(r) if sizes is None else np.broadcast_to(
+        np.asarray(sizes, dtype=float), r.shape).ravel()
+    m = np.ones_like(r) if counts is None else np.broadcast_to(
+        np.asarray(counts, dtype=float), r.shape).ravel()
+    if r.size and (not np.all(np.isfinite(r)) or r.min() < 0.0):
+        raise ValueError("rates must be finite and non-negative")
+    if s.size and (not np.all(np.isfinite(s)) or s.min() <= 0.0):
+        raise ValueError("sizes must be finite and positive")
+    if m.size and (not np.all(np.isfinite(m)) or m.min() < 0.0):
+        raise ValueError("counts must be finite and non-negative")
+    return r, s, m
+
+
+def _solve_log_time(g, t_lo: float, t_hi: float) -> float:
+    """Root of an increasing residual g(log t), g <= 0 at t_lo, by Brent on log t.
+
+    t_hi is a first guess for the upper end; it is clamped below exp(700) and,
+    if g is still negative there, pushed up by doubling steps in log t.
+    """
+    if not t_lo > 0.0:     # capacity so small that it underflows: nothing is cached
+        return 0.0
+    lo = math.log(t_lo)
+    if g(lo) >= 0.0:
+        return t_lo
+    hi = min(math.log(t_hi) if t_hi > t_lo and math.isfinite(t_hi) else lo + 1.0, 700.0)
+    step = 1.0
+    while g(hi) <= 0.0:
+        if hi >= 700.0:
+            return math.inf
+        lo, hi, step = hi, min(hi + step, 700.0), 2.0 * step
+    return math.exp(brentq(g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=300))
+
+
+def che_time(rates: np.ndarray, capacity: float, sizes: np.ndarray | None = None,
+             counts: np.ndarray | None = None) -> float:
+    """Characteristic time T of an LRU cache: sum_i m_i s_i (1 - e^{-r_i T}) = C.
+
+    `rates` are request rates (any scale: T is in the reciprocal unit),
+    `sizes` item sizes in capacity units (default 1), `counts` how many
+    identical items each entry stands for (buckets; default 1). The left side
+    is increasing and concave in T, so the root is bracketed analytically
+    (1 - e^{-x} <= x gives a lower bound; the least popular item gives an upper
+    one) and found by Brent's method on log T. Returns 0 for capacity <= 0 and
+    inf when the cache holds every item that is ever requested.
+    """
+    r, s, m = _che_arrays(rates, sizes, counts)
+    capacity = float(capacity)
+    if capacity <= 0.0:
+        return 0.0
+    live = (r > 0.0) & (m > 0.0)
+    r, w = r[live], (s * m)[live]
+    total = float(w.sum())
+    if r.size == 0 or capacity >= total:
+        return math.inf
+    scale = float(r.max())          # solve with rates in (0, 1], rescale at the end
+    r = r / scale
+    frac = capacity / total
+
+    def g(log_t: float) -> float:
+        return float(np.dot(w, -np.expm1(-r * math.exp(log_t)))) / total - frac
+
+    t_lo = capacity / float(np.dot(w, r))                    # g <= 0 there
+    t_hi = -math.log1p(-frac) / float(r.min())               # g >= 0 there
+    return _solve_log_time(g, t_lo, t_hi) / scale
+
+
+def _hit_probs(r: np.ndarray, t: float) -> np.ndarray:
+    if math.isinf(t):
+        return (r > 0.0).astype(float)
+    return -np.expm1(-r * t)
+
+
+def che_hit_ratios(rates: np.ndarray, capacity: float, sizes: np.ndarray | None = None,
+                   counts: np.ndarray | None = None) -> np.ndarray:
+    """Per-item (per-bucket) LRU hit probabilities h_i = 1 - e^{-r_i T}."""
+    t = che_time(rates, capacity, sizes, counts)
+    r = np.asarray(rates, dtype=float)
+    return _hit_probs(r, t)
+
+
+def che_hit_ratio(rates: np.ndarray, capacity: float, sizes: np.ndarray | None = None,
+                  counts: np.ndarray | None = None) -> float:
+    """Request-weighted LRU hit ratio sum m_i r_i h_i / sum m_i r_i (0 if no requests)."""
+    r, _, m = _che_arrays(rates, sizes, counts)
+    demand = m * r
+    tot = float(demand.sum())
+    if tot <= 0.0:
+        return 0.0
+    t = che_time(r, capacity, sizes, m)
+    if math.isinf(t):
+        return 1.0
+    h = _hit_probs(r, t)
+    return min(1.0, float(np.dot(demand, h)) / tot)
+
+
+def _renewal_level2(r: np.ndarray, w: np.ndarray, t1: float, c2: float) -> np.ndarray:
+    """Level-2 hit probabilities when level 2 is fed by a TTL-like level 1.
+
+    With level 1 holding item i for t1 after each request (Che), the misses of
+    i form a renewal process: gaps are >= t1, with mean 1/r2 = e^{r t1}/r. We
+    approximate a gap by t1 + Exp(a), a = r2 / (1 - r t1 e^{-r t1}) (exact in
+    both limits r t1 -> 0 and -> inf), and apply the renewal form of Che
+    (Martina, Garetto & Leonardi 2014): hit = P(gap <= T2), occupancy =
+    P(age < T2) = r2 * integral_0^T2 P(gap > u) du. Consequence: level 2 gets
+    no hits while T2 <= t1, close to an exact LRU cascade, where a level 2
+    smaller than level 1 mostly holds blocks that level 1 still has.
+    """
+    x = r * t1
+    ex = np.exp(-x)
+    r2 = r * ex
+    keep = 1.0 - x * ex                 # in [1 - 1/e, 1]: no cancellation
+    a = r2 / keep
+    live = (r2 > 0.0) & (w > 0.0)
+    total = float(w[live].sum())
+    if total == 0.0:
+        return np.zeros_like(r)
+    if c2 <= 0.0:
+        return np.zeros_like(r)
+    if c2 >= total:
+        return live.astype(float)
+    rl, al, wl, kl = r2[live], a[live], w[live], keep[live]
+    frac = c2 / total
+
+    def occupancy(t2: float) -> np.ndarray:
+        d = max(t2 - t1, 0.0)
+        return rl * min(t2, t1) + kl * -np.expm1(-al * d)
+
+    def g(log_t: float) -> float:
+        return float(np.dot(wl, occupancy(math.exp(log_t)))) / total - frac
+
+    # occupancy is concave with slope <= r2 at 0, so c2 / sum(w r2) is a lower bound.
+    t_lo = c2 / float(np.dot(wl, rl))
+    t_hi = 2.0 * max(t1, t_lo)
+    t2 = _solve_log_time(g, t_lo, t_hi)
+    return _hit_probs(a, max(t2 - t1, 0.0))
+
+
+def che_two_level(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarray | None = None,
+                  counts: np.ndarray | None = None, *,
+                  method: str = "renewal") -> tuple[float, float]:
+    """Two LRU caches in series (e.g. Oracle buffer cache over the OS page cache).
+
+    Level 1 is solved by Che. Level 2 sees only the level-1 miss stream, rate
+    r_i (1 - h1_i); copies may sit in both levels (no exclusion), as when a
+    buffered read fills both caches. method="irm" treats that miss stream as
+    Poisson and applies Che again (the textbook form); it over-states level-2
+    hits by up to ~0.1 when c2 is not much larger than c1 (an exact LRU
+    cascade gets almost none when c2 < c1: level 2 then mostly holds blocks
+    that level 1 still has). method="renewal" (default) keeps the miss
+    stream's dead time, see _renewal_level2; it tracks an exact cascade within
+    ~0.015 on Zipf loads. Returns (level-1 hit ratio, level-2 hit ratio), both
+    as fractions of ALL requests.
+    """
+    if method not in ("renewal", "irm"):
+        raise ValueError(f"method must be 'renewal' or 'irm', got {method!r}")
+    r, s, m = _che_arrays(rates, sizes, counts)
+    demand = m * r
+    tot = float(demand.sum())
+    if tot <= 0.0:
+        return 0.0, 0.0
+    t1 = che_time(r, c1, s, m)
+    h1 = _hit_probs(r, t1)
+    hit1 = min(1.0, float(np.dot(demand, h1)) / tot)
+    if math.isinf(t1):
+        return hit1, 0.0
+    r2 = r * (1.0 - h1)
+    if method == "irm":
+        h2 = _hit_probs(r2, che_time(r2, c2, s, m))
+    else:
+        h2 = _renewal_level2(r, s * m, t1, float(c2))
+    return hit1, min(1.0 - hit1, max(0.0, float(np.dot(demand * (1.0 - h1), h2)) / tot))
+
+
+def lru_simulate(probabilities: np.ndarray, capacity: int, requests: int,
+                 rng: np.random.Generator) -> float:
+    """Exact LRU simulation under IRM; hit ratio after a warm-up (tests only).
+
+    Warm-up is min(10 * capacity, requests // 5) requests, so a cold cache does
+    not bias the estimate.
+    """
+    p = np.asarray(probabilities, dtype=float).ravel()
+    if p.size == 0 or p.min() < 0.0 or not p.sum() > 0.0:
+        raise ValueError("probabilities must be non-negative with a positive sum")
+    capacity = operator.index(capacity)
+    requests = operator.index(requests)
+    if requests < 1:
+        raise ValueError("requests must be >= 1")
+    if capacity <= 0:
+        return 0.0
+    warm = min(10 * capacity, requests // 5)
+    seq = rng.choice(p.size, size=requests, p=p / p.sum()).tolist()
+    cache: OrderedDict[int, None] = OrderedDict()
+    for x in seq[:warm]:
+        if x in cache:
+            cache.move_to_end(x)
+        else:
+            cache[x] = None
+            if len(cache) > capacity:
+                cache.popitem(last=False)
+    hits = 0
+    for x in seq[warm:]:
+        if x in cache:
+            cache.move_to_end(x)
+            hits += 1
+        else:
+            cache[x] = None
+            if len(cache) > capacity:
+                cache.popitem(last=False)
+    return hits / (requests - warm)

@@ -1,0 +1,229 @@
+"""YAML -> frozen dataclasses, with units and errors a person can act on.
+
+Every configurable thing (a hardware profile, a scenario, a workload's parameters) is a
+frozen dataclass whose fields declare what they accept through `field` metadata: a
+quantity kind ("time", "size", ...), whether it must be positive, a default and a one-line
+description. `build(cls, data, source)` walks the YAML mapping against those declarations
+and raises one `ConfigError` naming the file, the key path, the bad value and what was
+expected. Unknown keys are refused with the closest known key suggested: a typo must
+never pass silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from sim import units
+
+
+class OltpsimError(Exception):
+    """Any error caused by the user's input: the CLI prints it and exits 2."""
+
+
+class ConfigError(OltpsimError):
+    def __init__(self, file: str, path: str, problem: str):
+        self.file, self.path, self.problem = file, path, problem
+        super().__init__(f"{file}: {path or '(top level)'}: {problem}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where a mapping came from, and where in it we are (for error messages)."""
+
+    file: str = "<input>"
+    path: str = ""
+
+    def at(self, key: str | int) -> "Source":
+        step = f"[{key}]" if isinstance(key, int) else str(key)
+        joined = f"{self.path}{step}" if isinstance(key, int) or not self.path else f"{self.path}.{step}"
+        return Source(self.file, joined)
+
+    def error(self, problem: str) -> ConfigError:
+        return ConfigError(self.file, self.path, problem)
+
+    def bad(self, value: Any, expected: str) -> ConfigError:
+        return self.error(f"got {value!r}; expected {expected}")
+
+
+# ---------------------------------------------------------------- field declarations
+
+def param(doc: str, *, default: Any = dataclasses.MISSING, kind: str | None = None,
+          positive: bool = False, minimum: float | None = None, maximum: float | None = None,
+          choices: tuple | None = None) -> Any:
+    """Declare a configurable field: its description, unit kind and limits."""
+    if kind is not None and isinstance(default, str):
+        default = units.parse(default, kind)  # defaults are written as people write values
+    meta = {"doc": doc, "kind": kind, "positive": positive, "minimum": minimum,
+            "maximum": maximum, "choices": choices}
+    if isinstance(default, (list, dict)):
+        return dataclasses.field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if tp is bool:
+        return "true or false"
+    if tp is int:
+        return "a whole number"
+    if tp is float:
+        return "a number"
+    if tp is str:
+        return "a string"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(c) for c in typing.get_args(tp))
+    if dataclasses.is_dataclass(tp):
+        return "a mapping"
+    if origin in (tuple, list):
+        return "a list"
+    if origin is dict:
+        return "a mapping"
+    return str(tp)
+
+
+def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _convert(args[0], value, meta, src)
+    kind = meta.get("kind")
+    if kind is not None:
+        try:
+            out = units.parse(value, kind)
+        except units.UnitError as exc:
+            raise src.bad(value, str(exc)) from None
+        if tp is int:
+            out = int(round(out))
+        return _limits(out, value, meta, src, units.expected(kind))
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise src.bad(value, "true or false")
+        return value
+    if tp in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (tp is int and not isinstance(value, int)):
+            raise src.bad(value, _describe(tp))
+        return _limits(tp(value), value, meta, src, _describe(tp))
+    if tp is str:
+        if not isinstance(value, str):
+            raise src.bad(value, "a string")
+        choices = meta.get("choices")
+        if choices and value not in choices:
+            raise src.bad(value, "one of " + ", ".join(repr(c) for c in choices) + suggest(value, choices))
+        return value
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        if value not in allowed:
+            hint = suggest(value, [str(a) for a in allowed]) if isinstance(value, str) else ""
+            raise src.bad(value, "one of " + ", ".join(repr(a) for a in allowed) + hint)
+        return value
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, src)
+    if origin in (tuple, list):
+        (item_tp, *_rest) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise src.bad(value, "a list")
+        return tuple(_convert(item_tp, v, {}, src.at(i)) for i, v in enumerate(value))
+    if origin is dict:
+        key_tp, val_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise src.bad(value, "a mapping")
+        return {str(k): _convert(val_tp, v, meta if not dataclasses.is_dataclass(val_tp) else {}, src.at(str(k)))
+                for k, v in value.items()}
+    if tp is Any or tp is object:
+        return value
+    raise TypeError(f"config type {tp!r} is not supported")  # a programming error, not input
+
+
+def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:
+    if meta.get("positive") and not out > 0:
+        raise src.bad(raw, f"a positive value ({expected})")
+    lo, hi = meta.get("minimum"), meta.get("maximum")
+    if lo is not None and out < lo:
+        raise src.bad(raw, f"at least {lo:g}")
+    if hi is not None and out > hi:
+        raise src.bad(raw, f"at most {hi:g}")
+    return out
+
+
+def suggest(word: str, known: typing.Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def field_docs(cls: type) -> dict[str, dict]:
+    """The declared fields of a config dataclass: name -> metadata (for docs and `--list`)."""
+    return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}
+
+
+def build(cls: type, data: Any, src: Source | None = None) -> Any:
+    """Build a frozen config dataclass from a YAML mapping, or raise one ConfigError."""
+    src = src or Source()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise src.bad(data, "a mapping of keys to values")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    for key in data:
+        if key not in fields:
+            known = ", ".join(fields)
+            raise src.at(str(key)).error(f"unknown key{suggest(str(key), fields)}; known keys here: {known}")
+    kwargs = {}
+    for name, f in fields.items():
+        if name in data:
+            kwargs[name] = _convert(hints[name], data[name], dict(f.metadata), src.at(name))
+        elif dataclasses.is_dataclass(hints[name]):
+            kwargs[name] = build(hints[name], {}, src.at(name))  # a section left out: all its defaults
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise src.at(name).error(f"missing key: expected {_describe(hints[name])}"
+                                     f" ({f.metadata.get('doc', name)})")
+    obj = cls(**kwargs)
+    check = getattr(obj, "check", None)
+    if check is not None:
+        check(src)
+    return obj
+
+
+def replace_path(data: dict, dotted: str, value: Any) -> dict:
+    """Return a copy of a nested mapping with one dotted key set (for --set and sweeps)."""
+    out = dict(data)
+    head, _, rest = dotted.partition(".")
+    if rest:
+        inner = out.get(head)
+        out[head] = replace_path(inner if isinstance(inner, dict) else {}, rest, value)
+    else:
+        out[head] = value
+    return out
+
+
+def read_yaml(path: Path | str) -> Any:
+    """Read a YAML file; a syntax error names the file and the line."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise OltpsimError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(str(path), "", f"YAML syntax error at {where}: {problem}") from None
+
+
+def parse_scalar(text: str) -> Any:
+    """A --set value as YAML would read it: "64" -> 64, "true" -> True, "2 GB" stays a string."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text

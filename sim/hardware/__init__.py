@@ -1,0 +1,1 @@
+"""The hardware layer: cores, strands, pipelines, memory and storage. Knows nothing of Oracle."""

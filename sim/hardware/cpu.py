@@ -1,0 +1,214 @@
+"""Cores, strands and pipelines: how fast a burst of instructions runs.
+
+A running strand alternates between issuing instructions and stalling on a memory miss.
+Strands that share an issue pipeline form a *pipeline group* (an UltraSPARC T2 core is two
+groups of four strands; a Haswell core with Hyper-Threading one group of two; an Opteron
+core one group of one). With n busy strands in a group, the group's instruction rate is
+the throughput of a finite-source queue (machine repairman, M/M/1//n): strands "think" for
+the stall time and queue for the pipeline for the issue time between two misses. Each busy
+strand progresses at X(n)/n: processor sharing with a load-dependent rate.
+
+Processor sharing is done in virtual time, so an event happens only when a group's busy
+count changes: the group's virtual clock counts instructions completed by each busy strand;
+a burst's finish tag is the virtual time at its start plus its instructions; one pending
+timeout fires at the earliest tag, and a timeout made stale by a later change is ignored by
+a generation number (`reference/engine-baselines.md`: 5.7x faster than interrupting bursts).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from functools import lru_cache
+
+import simpy
+from simpy.events import Timeout
+
+from sim.analytic import repairman
+from sim.hardware.profile import CpuSpec
+
+# A burst whose finish tag is within this many instructions of the virtual clock is done:
+# floating-point slack from summing rate*dt, far below one instruction.
+_TAG_SLACK = 1e-6
+
+
+@dataclass(frozen=True)
+class MemoryBehaviour:
+    """How a workload's instruction stream uses memory on this core type.
+
+    misses_per_instruction: last-level cache misses that stall the strand, per instruction.
+    stall_cycles: cycles one miss stalls the strand (memory latency x clock / MLP).
+    """
+
+    misses_per_instruction: float
+    stall_cycles: float
+
+
+@lru_cache(maxsize=4096)
+def rate_table(strands: int, pipelines: int, cpi_issue: float, mpi: float, stall_cycles: float,
+               clock: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per-strand instruction rate (1/s) and pipeline utilisation for 0..strands busy strands.
+
+    The issue time between two misses is cpi_issue/mpi cycles (the repairman's service), the
+    stall its think time. With no misses a strand is never stalled and strands simply share
+    the pipelines.
+    """
+    rates, utils = [0.0], [0.0]
+    for n in range(1, strands + 1):
+        if mpi <= 0.0 or stall_cycles <= 0.0:
+            busy = min(n, pipelines)
+            per_strand_ipc = busy / (n * cpi_issue)
+        else:
+            run_cycles = cpi_issue / mpi
+            runs_per_cycle, busy = repairman(n, stall_cycles, run_cycles, pipelines)
+            per_strand_ipc = runs_per_cycle * (1.0 / mpi) / n
+        rates.append(per_strand_ipc * clock)
+        utils.append(busy / pipelines)
+    return tuple(rates), tuple(utils)
+
+
+class PipelineGroup:
+    """Strands sharing issue pipelines; bursts progress by processor sharing in virtual time."""
+
+    __slots__ = ("env", "index", "core", "strands", "pipelines", "spec", "rates", "utils", "busy",
+                 "vt", "t_last", "heap", "gen", "seq", "busy_sys", "area_busy", "area_issue",
+                 "area_sys", "instructions")
+
+    def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
+                 pipelines: int, spec: CpuSpec):
+        self.env, self.index, self.core, self.strands = env, index, core, strands
+        self.pipelines, self.spec = pipelines, spec
+        self.rates: tuple[float, ...] = ()
+        self.utils: tuple[float, ...] = ()
+        self.busy = 0
+        self.busy_sys = 0.0  # busy strands weighted by the sys share of their bursts
+        self.vt = 0.0
+        self.t_last = env.now
+        self.heap: list = []
+        self.gen = 0
+        self.seq = 0
+        self.area_busy = self.area_issue = self.area_sys = 0.0
+        self.instructions = 0.0
+
+    def set_behaviour(self, mem: MemoryBehaviour) -> None:
+        self._advance()
+        self.rates, self.utils = rate_table(len(self.strands), self.pipelines, self.spec.cpi_issue,
+                                            mem.misses_per_instruction, mem.stall_cycles, self.spec.clock)
+        self._reschedule()
+
+    def _advance(self) -> None:
+        now = self.env.now
+        dt = now - self.t_last
+        if dt > 0.0 and self.busy:
+            done = dt * self.rates[self.busy]
+            self.vt += done
+            self.instructions += done * self.busy
+            self.area_busy += dt * self.busy
+            self.area_issue += dt * self.utils[self.busy]
+            self.area_sys += dt * self.busy_sys
+        self.t_last = now
+
+    def start(self, instructions: float, sys_share: float, done) -> None:
+        """Run `instructions` on one more strand of this group; call done() when finished."""
+        self._advance()
+        self.seq += 1
+        heapq.heappush(self.heap, (self.vt + instructions, self.seq, sys_share, done))
+        self.busy += 1
+        self.busy_sys += sys_share
+        self._reschedule()
+
+    def _reschedule(self) -> None:
+        self.gen += 1
+        if self.heap:
+            delay = (self.heap[0][0] - self.vt) / self.rates[self.busy]
+            ev = Timeout(self.env, delay if delay > 0.0 else 0.0)
+            ev.callbacks.append(self._fire_for(self.gen))
+
+    def _fire_for(self, gen: int):
+        return lambda _ev: self._fire(gen)
+
+    def _fire(self, gen: int) -> None:
+        if gen != self.gen:
+            return  # superseded by a later change of the busy count
+        self._advance()
+        finished = []
+        heap = self.heap
+        limit = self.vt + _TAG_SLACK
+        while heap and heap[0][0] <= limit:
+            _tag, _seq, sys_share, done = heapq.heappop(heap)
+            self.busy -= 1
+            self.busy_sys -= sys_share
+            finished.append(done)
+        if not self.busy:
+            self.busy_sys = 0.0
+        self._reschedule()
+        for done in finished:
+            done()
+
+    def reset_stats(self) -> None:
+        self._advance()
+        self.area_busy = self.area_issue = self.area_sys = 0.0
+        self.instructions = 0.0
+
+
+class Cpu:
+    """All cores of a server: strands numbered 0..cpu_count-1, core by core."""
+
+    def __init__(self, env: simpy.Environment, spec: CpuSpec):
+        self.env, self.spec = env, spec
+        per_group = spec.strands_per_pipeline
+        self.groups: list[PipelineGroup] = []
+        self.group_of_strand: list[PipelineGroup] = []
+        for core in range(spec.cores):
+            for p in range(spec.pipelines_per_core):
+                first = core * spec.strands_per_core + p * per_group
+                group = PipelineGroup(env, len(self.groups), core, tuple(range(first, first + per_group)), 1, spec)
+                self.groups.append(group)
+                self.group_of_strand.extend([group] * per_group)
+        self.behaviour: MemoryBehaviour | None = None
+        self.stats_since = env.now
+
+    @property
+    def cpu_count(self) -> int:
+        return self.spec.strands
+
+    def set_behaviour(self, mem: MemoryBehaviour) -> None:
+        """Set (or update, e.g. as memory latency changes) the stall model on every core."""
+        self.behaviour = mem
+        for g in self.groups:
+            g.set_behaviour(mem)
+
+    def execute(self, strand: int, instructions: float, sys_share: float, done) -> None:
+        self.group_of_strand[strand].start(instructions, sys_share, done)
+
+    def instruction_rate(self) -> float:
+        """Instructions per second the whole CPU is retiring right now."""
+        return sum(g.rates[g.busy] * g.busy for g in self.groups if g.busy)
+
+    def reset_stats(self) -> None:
+        for g in self.groups:
+            g.reset_stats()
+        self.stats_since = self.env.now
+
+    def core_utilisation(self) -> list[float]:
+        """corestat's view: fraction of each core's issue capacity used (pipelines issuing)."""
+        span = max(self.env.now - self.stats_since, 1e-12)
+        per_core = [0.0] * self.spec.cores
+        for g in self.groups:
+            g._advance()
+            per_core[g.core] += g.area_issue / span / self.spec.pipelines_per_core
+        return per_core
+
+    def strand_time(self) -> tuple[float, float]:
+        """(busy strand-seconds, of which sys) since the last reset."""
+        busy = sys = 0.0
+        for g in self.groups:
+            g._advance()
+            busy += g.area_busy
+            sys += g.area_sys
+        return busy, sys
+
+    def instructions_retired(self) -> float:
+        for g in self.groups:
+            g._advance()
+        return sum(g.instructions for g in self.groups)

@@ -1,0 +1,177 @@
+"""Hardware profiles: what a server is, as spec sheets describe it.
+
+A profile knows nothing of Oracle or of workloads: cores, strands, pipelines, clock,
+caches, memory (size, latency, bandwidth, NUMA), swap and storage devices. Values come from
+`hardware_profiles/*.yaml`, each with its source in a comment there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from sim.config import OltpsimError, Source, build, param, read_yaml, suggest
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuSpec:
+    model: str = param("processor model, as the vendor names it")
+    isa: Literal["sparcv9", "x86_64", "ia64"] = param("instruction set: workloads' path lengths depend on it")
+    sockets: int = param("processor sockets populated", minimum=1)
+    cores_per_socket: int = param("cores per socket", minimum=1)
+    strands_per_core: int = param("hardware threads per core (the OS sees each as a CPU)", minimum=1)
+    pipelines_per_core: int = param("issue pipelines per core; strands are split evenly among them", minimum=1)
+    clock: float = param("core clock", kind="frequency", positive=True)
+    cpi_issue: float = param("cycles per instruction while a strand issues without a memory stall", positive=True)
+    llc_size: float = param("last-level cache per socket", kind="size", positive=True)
+    mlp: float = param("memory-level parallelism: misses whose stalls overlap (out-of-order cores)",
+                       default=1.0, minimum=1.0)
+
+    def check(self, src: Source) -> None:
+        if self.strands_per_core % self.pipelines_per_core:
+            raise src.at("strands_per_core").bad(
+                self.strands_per_core,
+                f"a multiple of pipelines_per_core ({self.pipelines_per_core}), so that each pipeline serves "
+                "the same number of strands")
+
+    @property
+    def cores(self) -> int:
+        return self.sockets * self.cores_per_socket
+
+    @property
+    def strands(self) -> int:
+        """cpu_count: every strand is a CPU to the OS and to Oracle."""
+        return self.cores * self.strands_per_core
+
+    @property
+    def strands_per_pipeline(self) -> int:
+        return self.strands_per_core // self.pipelines_per_core
+
+    @property
+    def peak_ips(self) -> float:
+        """Instructions per second with every pipeline issuing every cycle it can."""
+        return self.cores * self.pipelines_per_core * self.clock / self.cpi_issue
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemorySpec:
+    size: float = param("physical memory", kind="size", positive=True)
+    latency: float = param("unloaded load-to-use latency of local memory", kind="time", positive=True)
+    remote_latency: float | None = param("unloaded latency of another socket's memory (NUMA)",
+                                         kind="time", positive=True, default=None)
+    bandwidth_per_socket: float = param("sustainable memory bandwidth per socket", kind="bandwidth", positive=True)
+    swap: float = param("swap space", kind="size", default=0.0, minimum=0.0)
+    kernel: float = param("memory the kernel keeps for itself", kind="size", default=0.0, minimum=0.0)
+
+    def average_latency(self, sockets: int) -> float:
+        """Latency seen by a strand when memory is interleaved evenly over the sockets."""
+        if sockets == 1 or self.remote_latency is None:
+            return self.latency
+        return (self.latency + (sockets - 1) * self.remote_latency) / sockets
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiskSpec:
+    model: str = param("drive model")
+    rpm: float = param("spindle speed", kind="rotation", positive=True)
+    avg_seek: float = param("average seek time (random, one third of full stroke)", kind="time", minimum=0.0)
+    media_rate: float = param("sustained media transfer rate", kind="bandwidth", positive=True)
+    capacity: float = param("formatted capacity", kind="size", positive=True)
+    write_cache: bool = param("write-back cache acknowledges writes before they reach the platter",
+                              default=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControllerSpec:
+    bandwidth: float = param("bandwidth cap of the controller / bus", kind="bandwidth", positive=True)
+    overhead: float = param("fixed time per I/O in the controller", kind="time", default=0.0, minimum=0.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiskGroupSpec:
+    count: int = param("number of identical drives", minimum=1)
+    disk: DiskSpec = param("the drive")
+    controllers: int = param("controllers the drives are spread over", default=1, minimum=1)
+    controller: ControllerSpec | None = param("each controller", default=None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlashArraySpec:
+    bricks: int = param("building blocks (X-Bricks): each adds its own IOPS and bandwidth", minimum=1)
+    iops_per_brick: float = param("8 KB random-read IOPS ceiling of one brick", kind="rate", positive=True)
+    bandwidth_per_brick: float = param("bandwidth ceiling of one brick", kind="bandwidth", positive=True)
+    service_time: float = param("mean array service time of a small read at light load", kind="time",
+                                positive=True)
+    fabric_latency: float = param("round trip over the network fabric (FC/iSCSI)", kind="time", minimum=0.0)
+    fabric_bandwidth: float = param("host's fabric bandwidth (all ports)", kind="bandwidth", positive=True)
+    capacity: float = param("usable capacity", kind="size", positive=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StorageSpec:
+    disk_groups: dict[str, DiskGroupSpec] = param("named groups of identical drives", default={})
+    flash_arrays: dict[str, FlashArraySpec] = param("named all-flash arrays", default={})
+
+    def check(self, src: Source) -> None:
+        if not self.disk_groups and not self.flash_arrays:
+            raise src.at("disk_groups").bad({}, "at least one disk group or flash array: a database needs storage")
+
+    def device_names(self) -> list[str]:
+        return [*self.disk_groups, *self.flash_arrays]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareProfile:
+    name: str = param("short name, as used on the command line")
+    description: str = param("one line: the machine, as its vendor names it")
+    os: Literal["solaris", "linux", "hpux"] = param("operating system family")
+    cpu: CpuSpec = param("processors")
+    memory: MemorySpec = param("memory")
+    storage: StorageSpec = param("storage devices")
+
+    @property
+    def cpu_count(self) -> int:
+        return self.cpu.strands
+
+    def derived(self) -> dict[str, float]:
+        """Figures that follow from the spec, as `oltpsim profile show` prints them."""
+        lat = self.memory.average_latency(self.cpu.sockets)
+        return {
+            "cpu_count": self.cpu.strands,
+            "cores": self.cpu.cores,
+            "pipelines": self.cpu.cores * self.cpu.pipelines_per_core,
+            "strands_per_pipeline": self.cpu.strands_per_pipeline,
+            "peak_instruction_rate": self.cpu.peak_ips,
+            "memory_latency_cycles": lat * self.cpu.clock,
+            "memory_bandwidth": self.memory.bandwidth_per_socket * self.cpu.sockets,
+        }
+
+
+# ---------------------------------------------------------------- finding profiles by name
+
+def _builtin_dir() -> Path:
+    return Path(str(resources.files("hardware_profiles")))
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in _builtin_dir().glob("*.yaml"))
+
+
+def load_profile(name_or_path: str | Path) -> HardwareProfile:
+    """Load a built-in profile by name, or any profile YAML by path."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = _builtin_dir() / f"{name_or_path}.yaml"
+        if not path.exists():
+            known = profile_names()
+            raise OltpsimError(f"unknown hardware profile {str(name_or_path)!r}{suggest(str(name_or_path), known)};"
+                               f" known profiles: {', '.join(known)}")
+    return build(HardwareProfile, read_yaml(path), Source(str(path)))
+
+
+def with_changes(profile: HardwareProfile, **changes) -> HardwareProfile:
+    """A what-if copy of a profile (e.g. more sockets); nested specs replaced whole."""
+    return dataclasses.replace(profile, **changes)

@@ -1,0 +1,119 @@
+"""Statistics that cost O(1) per observation: tallies with percentiles, wait events, levels.
+
+Tallies (a response time per transaction) and time-weighted levels (a queue length, busy
+servers) are kept apart, as salabim and Ciw do. Everything has `reset()` so that the
+warm-up can be deleted explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# Log-spaced histogram for percentiles: 2% relative bins from 100 ns to ~28 hours.
+_H_MIN, _H_RATIO = 1e-7, 1.02
+_H_BINS = int(math.log(1e5 / _H_MIN) / math.log(_H_RATIO)) + 2
+_LOG_RATIO = math.log(_H_RATIO)
+
+
+class Tally:
+    """Count, mean, variance and percentiles (to 2%) of observed values (seconds)."""
+
+    __slots__ = ("n", "total", "total_sq", "hist", "max")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.n = 0
+        self.total = self.total_sq = 0.0
+        self.max = 0.0
+        self.hist = np.zeros(_H_BINS, dtype=np.int64)
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        self.total += x
+        self.total_sq += x * x
+        if x > self.max:
+            self.max = x
+        i = 0 if x <= _H_MIN else int(math.log(x / _H_MIN) / _LOG_RATIO) + 1
+        self.hist[i if i < _H_BINS else _H_BINS - 1] += 1
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n else float("nan")
+
+    def percentile(self, q: float) -> float:
+        if not self.n:
+            return float("nan")
+        target = q / 100.0 * self.n
+        cum = np.cumsum(self.hist)
+        i = int(np.searchsorted(cum, target, side="left"))
+        if i == 0:
+            return _H_MIN
+        return min(_H_MIN * _H_RATIO ** (i - 0.5), self.max)
+
+
+class Level:
+    """A time-weighted level: call set(value) whenever it changes."""
+
+    __slots__ = ("env", "value", "area", "t_last", "since")
+
+    def __init__(self, env, value: float = 0.0):
+        self.env, self.value = env, value
+        self.area = 0.0
+        self.t_last = self.since = env.now
+
+    def set(self, value: float) -> None:
+        now = self.env.now
+        self.area += (now - self.t_last) * self.value
+        self.t_last, self.value = now, value
+
+    def add(self, delta: float) -> None:
+        self.set(self.value + delta)
+
+    def mean(self) -> float:
+        self.set(self.value)
+        span = self.env.now - self.since
+        return self.area / span if span > 0 else self.value
+
+    def reset(self) -> None:
+        self.set(self.value)
+        self.area = 0.0
+        self.since = self.env.now
+
+
+@dataclass
+class WaitStat:
+    waits: int = 0
+    time: float = 0.0
+
+
+class WaitEvents:
+    """AWR's wait-event view: for each named event, how many waits and how much time."""
+
+    def __init__(self):
+        self.events: dict[str, WaitStat] = {}
+
+    def add(self, name: str, seconds: float) -> None:
+        st = self.events.get(name)
+        if st is None:
+            st = self.events[name] = WaitStat()
+        st.waits += 1
+        st.time += seconds
+
+    def reset(self) -> None:
+        self.events.clear()
+
+
+def batch_means_halfwidth(batches: list[float], confidence: float = 0.95) -> float:
+    """Half-width of the confidence interval of the mean of batch means (Student t)."""
+    n = len(batches)
+    if n < 2:
+        return float("inf")
+    from scipy.stats import t
+
+    arr = np.asarray(batches, dtype=float)
+    return float(t.ppf(0.5 + confidence / 2, n - 1) * arr.std(ddof=1) / math.sqrt(n))

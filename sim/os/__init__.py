@@ -1,0 +1,1 @@
+"""The operating-system layer: dispatcher, file systems, page cache, virtual memory."""

@@ -1,0 +1,160 @@
+"""The OS dispatcher: which process runs on which strand, and who waits in the run queue.
+
+Runnable processes go to an idle strand, spreading across cores first (the least busy
+core, then its least busy pipeline group), as the Solaris and Linux schedulers do on CMT
+and SMT chips. With every strand busy they wait in a FIFO run queue (vmstat's `r`). A
+burst runs at most one quantum at a time; when its quantum ends and others are waiting it
+goes to the back of the queue (time slicing). CPU time is tagged usr or sys by the share of
+the burst spent in the kernel.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import simpy
+
+from sim.hardware.cpu import Cpu
+
+
+class _Burst:
+    __slots__ = ("remaining", "sys_share", "event", "strand", "started")
+
+    def __init__(self, remaining: float, sys_share: float, event: simpy.Event):
+        self.remaining, self.sys_share, self.event = remaining, sys_share, event
+        self.strand = -1
+        self.started = 0.0
+
+
+class Dispatcher:
+    def __init__(self, env: simpy.Environment, cpu: Cpu, quantum: float = 0.010):
+        self.env, self.cpu, self.quantum = env, cpu, quantum
+        spec = cpu.spec
+        # Idle strands per pipeline group, and busy-strand counts per core and group.
+        self._idle: list[list[int]] = [list(reversed(g.strands)) for g in cpu.groups]
+        self._core_busy = [0] * spec.cores
+        self._group_busy = [0] * len(cpu.groups)
+        self._groups_of_core = [[g.index for g in cpu.groups if g.core == c] for c in range(spec.cores)]
+        # Cores bucketed by busy strands, so that "least busy core" costs O(strands per core).
+        self._by_busy: list[set[int]] = [set() for _ in range(spec.strands_per_core + 1)]
+        self._by_busy[0].update(range(spec.cores))
+        self.runq: deque[_Burst] = deque()
+        self.busy_strands = 0
+        # Time-weighted statistics (reset after warm-up).
+        self._t_last = env.now
+        self.area_runq = 0.0
+        self.strand_busy_time = [0.0] * spec.strands
+        self.dispatches = 0
+        self.involuntary_switches = 0
+        self.stats_since = env.now
+        self._slice_cache: float | None = None
+
+    # ------------------------------------------------------------ public API
+
+    def run(self, instructions: float, sys_share: float = 0.0) -> simpy.Event:
+        """An event that fires when `instructions` have executed on some strand."""
+        ev = simpy.Event(self.env)
+        burst = _Burst(float(instructions), sys_share, ev)
+        if instructions <= 0.0:
+            ev.succeed()
+            return ev
+        if self.busy_strands < self.cpu.cpu_count:
+            self._start(burst, self._pick_strand())
+        else:
+            self._account()
+            self.runq.append(burst)
+        return ev
+
+    def run_queue_length(self) -> int:
+        return len(self.runq)
+
+    # ------------------------------------------------------------ placement
+
+    def _pick_strand(self) -> int:
+        by_busy = self._by_busy
+        for k in range(len(by_busy)):
+            if by_busy[k]:
+                core = min(by_busy[k])
+                break
+        else:  # pragma: no cover - guarded by busy_strands < cpu_count
+            raise RuntimeError("no idle strand")
+        best = min(self._groups_of_core[core], key=lambda gi: (self._group_busy[gi], gi))
+        return self._idle[best].pop()
+
+    def _slice(self) -> float:
+        """Instructions a strand alone retires in one quantum: the length of a time slice."""
+        if self._slice_cache is None:
+            g = self.cpu.groups[0]
+            self._slice_cache = g.rates[1] * self.quantum
+        return self._slice_cache
+
+    def _start(self, burst: _Burst, strand: int) -> None:
+        self._account()
+        group = self.cpu.group_of_strand[strand]
+        core = group.core
+        self._by_busy[self._core_busy[core]].discard(core)
+        self._core_busy[core] += 1
+        self._by_busy[self._core_busy[core]].add(core)
+        self._group_busy[group.index] += 1
+        self.busy_strands += 1
+        self.dispatches += 1
+        burst.strand = strand
+        burst.started = self.env.now
+        run = min(burst.remaining, self._slice())
+        burst.remaining -= run
+        group.start(run, burst.sys_share, lambda: self._slice_done(burst))
+
+    def _release(self, strand: int) -> None:
+        group = self.cpu.group_of_strand[strand]
+        core = group.core
+        self._by_busy[self._core_busy[core]].discard(core)
+        self._core_busy[core] -= 1
+        self._by_busy[self._core_busy[core]].add(core)
+        self._group_busy[group.index] -= 1
+        self._idle[group.index].append(strand)
+        self.busy_strands -= 1
+
+    def _slice_done(self, burst: _Burst) -> None:
+        strand = burst.strand
+        self.strand_busy_time[strand] += self.env.now - burst.started
+        if burst.remaining > 0.0 and not self.runq:
+            # Quantum over, nobody waiting: keep the strand.
+            burst.started = self.env.now
+            run = min(burst.remaining, self._slice())
+            burst.remaining -= run
+            self.cpu.group_of_strand[strand].start(run, burst.sys_share, lambda: self._slice_done(burst))
+            return
+        self._account()
+        self._release(strand)
+        if burst.remaining > 0.0:
+            self.involuntary_switches += 1
+            self.runq.append(burst)
+        else:
+            burst.event.succeed()
+        if self.runq:
+            self._start(self.runq.popleft(), self._pick_strand())
+
+    # ------------------------------------------------------------ statistics
+
+    def _account(self) -> None:
+        now = self.env.now
+        self.area_runq += (now - self._t_last) * len(self.runq)
+        self._t_last = now
+
+    def reset_stats(self) -> None:
+        self._account()
+        self.area_runq = 0.0
+        self.strand_busy_time = [0.0] * self.cpu.cpu_count
+        self.dispatches = self.involuntary_switches = 0
+        self.stats_since = self.env.now
+        self.cpu.reset_stats()
+
+    def mean_run_queue(self) -> float:
+        self._account()
+        return self.area_runq / max(self.env.now - self.stats_since, 1e-12)
+
+    def strand_utilisation(self) -> list[float]:
+        """mpstat's view: fraction of time each strand had a process on it (bursts in flight
+        are counted up to their last slice start)."""
+        span = max(self.env.now - self.stats_since, 1e-12)
+        return [min(1.0, t / span) for t in self.strand_busy_time]

@@ -1,0 +1,84 @@
+"""Result: what one run shows, in the users' language, as data (dict / pandas)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Result:
+    label: str
+    profile: str
+    workload: str
+    inputs: dict[str, Any]
+    status: str = "ok"                 # ok | out_of_memory | error
+    message: str = ""
+    # throughput (steady-state runs) or elapsed time (batch jobs)
+    tpm: float | None = None
+    throughput_per_s: float | None = None
+    tpm_half_width: float | None = None  # 95% CI half-width, same unit as tpm
+    elapsed: float | None = None
+    # CPU, as vmstat / mpstat / corestat show it (percent)
+    cpu_idle: float = 0.0
+    cpu_usr: float = 0.0
+    cpu_sys: float = 0.0
+    run_queue: float = 0.0
+    core_utilisation: list[float] = field(default_factory=list)
+    strand_utilisation: list[float] = field(default_factory=list)
+    # AWR-like
+    top_events: list[dict] = field(default_factory=list)
+    response: dict[str, dict] = field(default_factory=dict)
+    devices: dict[str, dict] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    # provenance
+    seed: int = 0
+    simulated_time: float = 0.0
+    measured_time: float = 0.0
+    wall_time: float = 0.0
+    events: int = 0
+
+    @property
+    def cpu(self) -> tuple[float, float, float]:
+        return (self.cpu_idle, self.cpu_usr, self.cpu_sys)
+
+    def metric(self, name: str) -> Any:
+        """A named figure: a field, 'cpu' as [idle, usr, sys], or a key of `extra`."""
+        if name == "cpu":
+            return [self.cpu_idle, self.cpu_usr, self.cpu_sys]
+        if name == "throughput":
+            return self.tpm
+        if hasattr(self, name):
+            return getattr(self, name)
+        return self.extra.get(name)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=float)
+
+    def flat(self) -> dict[str, Any]:
+        """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet)."""
+        row = {f"in.{k}": v for k, v in self.inputs.items()}
+        for k, v in self.to_dict().items():
+            if k in ("inputs", "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "extra"):
+                continue
+            row[k] = v
+        for k, v in self.extra.items():
+            if isinstance(v, (int, float, str, bool)) or v is None:
+                row[f"extra.{k}"] = v
+        if self.core_utilisation:
+            row["core_utilisation_mean"] = sum(self.core_utilisation) / len(self.core_utilisation)
+        for ev in self.top_events[:5]:
+            row[f"wait.{ev['event']}.avg_ms"] = ev["avg_ms"]
+        for t, r in self.response.items():
+            row[f"rt.{t}.mean"] = r["mean"]
+        return row
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([self.flat()])

@@ -1,0 +1,117 @@
+"""A scenario: which machine, which workload with which parameters, database and run control.
+
+Scenario YAML:
+
+    profile: t5220              # a built-in profile name or a path to a profile YAML
+    workload: tpcc
+    params: {users: 64}         # checked against the workload's Params
+    database: {block_size: 8 KB}
+    os: {quantum: 10 ms}
+    run: {warmup: 5 s, target_half_width: 1%}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import workloads
+from sim.config import OltpsimError, Source, build, param, parse_scalar, read_yaml, replace_path
+from sim.db.instance import DatabaseSpec, check_devices
+from sim.hardware.profile import HardwareProfile, load_profile
+
+
+@dataclass(frozen=True, kw_only=True)
+class OsSpec:
+    quantum: float = param("time slice of the dispatcher", kind="time", default="10 ms", positive=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    seed: int = param("seed of every random stream in the run", default=1, minimum=0)
+    warmup: float = param("simulated time discarded before measuring (steady-state runs)", kind="time",
+                          default="2 s", minimum=0.0)
+    batch: float = param("length of one batch for batch means (steady-state runs)", kind="time",
+                         default="1 s", positive=True)
+    min_batches: int = param("batches before the stopping rule may stop", default=10, minimum=2)
+    target_half_width: float = param("stop when the 95% CI half-width of throughput is within this fraction",
+                                     kind="fraction", default="1%", positive=True)
+    max_time: float = param("cap on measured simulated time (steady) or on the whole run (batch)",
+                            kind="time", default="120 s", positive=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioSpec:
+    profile: str = param("hardware profile name or path")
+    workload: str = param("workload name")
+    name: str = param("a label for reports", default="")
+    params: dict[str, Any] = param("the workload's parameters", default={})
+    database: DatabaseSpec = param("database configuration", default={})
+    os: OsSpec = param("operating-system settings", default={})
+    run: RunSpec = param("run control", default={})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """A fully resolved scenario: the spec, the profile it names and the workload's Params."""
+
+    spec: ScenarioSpec
+    profile: HardwareProfile
+    params: Any
+    source: str
+
+    @property
+    def label(self) -> str:
+        return self.spec.name or f"{self.profile.name}/{self.spec.workload}"
+
+    def describe(self) -> dict:
+        return {"profile": self.profile.name, "workload": self.spec.workload,
+                **{f"params.{k}": v for k, v in dataclasses.asdict(self.params).items()}}
+
+
+def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[str] | None = None) -> dict:
+    """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
+    for key, value in overrides.items():
+        if "." not in key and key not in ("profile", "workload", "name"):
+            key = f"params.{key}"
+        data = replace_path(data, key, parse_scalar(value) if isinstance(value, str) else value)
+    return data
+
+
+def resolve(data: dict, source: str = "<scenario>") -> Scenario:
+    """Check a scenario mapping completely (profile, workload, params, devices) before running."""
+    src = Source(source)
+    spec = build(ScenarioSpec, data, src)
+    try:
+        profile = load_profile(spec.profile)
+    except OltpsimError as exc:
+        raise src.at("profile").error(str(exc)) from None
+    try:
+        module = workloads.get(spec.workload)
+    except OltpsimError as exc:
+        raise src.at("workload").error(str(exc)) from None
+    params = build(module.Params, spec.params, src.at("params"))
+    check_devices(spec.database, profile.storage.device_names(), src)
+    check = getattr(module, "check_scenario", None)
+    if check is not None:
+        check(spec, profile, params, src)
+    return Scenario(spec=spec, profile=profile, params=params, source=source)
+
+
+def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None, **fields) -> Scenario:
+    """Load a scenario YAML (or start from `fields`), apply overrides, and resolve it."""
+    data: dict = {}
+    source = "<command line>"
+    if path is not None:
+        raw = read_yaml(path)
+        source = str(path)
+        if not isinstance(raw, dict):
+            raise OltpsimError(f"{path}: expected a mapping with profile, workload, params, ...")
+        data = raw
+    for k, v in fields.items():
+        if v is not None:
+            data = replace_path(data, k, v)
+    data = apply_overrides(data, overrides or {})
+    return resolve(data, source)

@@ -1,0 +1,58 @@
+"""Build one simulated server: hardware, OS and database instance, ready for a workload."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import simpy
+
+from sim.db.instance import Instance
+from sim.hardware.cpu import Cpu, MemoryBehaviour
+from sim.hardware.storage import Disk
+from sim.os.dispatcher import Dispatcher
+from sim.scenario import Scenario
+
+
+def rng_stream(seed: int, name: str) -> np.random.Generator:
+    """An independent generator per named source of randomness: the same (seed, name) gives
+    the same numbers in any process, so runs are reproducible and points of a sweep share
+    common random numbers."""
+    return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(name.encode())]))
+
+
+class System:
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.profile = profile = scenario.profile
+        self.seed = scenario.spec.run.seed
+        self.env = env = simpy.Environment()
+        # hardware
+        self.cpu = Cpu(env, profile.cpu)
+        self.devices: dict[str, object] = {}
+        for name, group in profile.storage.disk_groups.items():
+            overhead = group.controller.overhead if group.controller else 0.0
+            self.devices[name] = Disk(env, name, group.disk, self.rng(f"disk:{name}"), overhead)
+        # operating system
+        self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
+        # database
+        self.instance = Instance(env, self.dispatcher, self.devices, scenario.spec.database)
+
+    def rng(self, name: str) -> np.random.Generator:
+        return rng_stream(self.seed, name)
+
+    def memory_latency(self) -> float:
+        """Unloaded average memory latency (seconds) seen by a strand."""
+        return self.profile.memory.average_latency(self.profile.cpu.sockets)
+
+    def set_memory_behaviour(self, misses_per_instruction: float) -> None:
+        """Tell the cores how the running code misses the last-level cache."""
+        spec = self.profile.cpu
+        stall = self.memory_latency() * spec.clock / spec.mlp
+        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+
+    def reset_stats(self) -> None:
+        self.dispatcher.reset_stats()
+        self.instance.reset_stats()
+        for d in self.devices.values():
+            d.reset_stats()

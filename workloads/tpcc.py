@@ -1,0 +1,134 @@
+"""A TPC-C-like OLTP workload: terminals running the five transactions against sessions.
+
+Each user is a terminal with its own dedicated server session. A user keys, runs one
+transaction, thinks, and repeats. The transaction's work comes from what it touches in the
+TPC-C schema (logical reads, block changes, redo), and its CPU from the logical reads at a
+fixed cost per get: the usual reading of an AWR profile, where CPU tracks
+"session logical reads". A thinking user costs one timeout and no CPU.
+
+Constants (each with its source or the single published row it was fitted to):
+
+- LOGICAL_READS, BLOCK_CHANGES, REDO_BYTES per type: estimated from the TPC-C schema and
+  transaction profiles (TPC-C spec 2.4-2.8) assuming ~3 gets per indexed row lookup
+  (root, leaf, table block), 2 per insert, 1 per update of a pinned block.
+- INSTRUCTIONS_PER_GET: fitted to tseries.oltp_users, 8-user row (throughput per user with
+  one strand per pipeline; nothing else shares the pipeline there).
+- MPKI_REF (last-level misses per 1000 instructions with 512 KB of LLC per core): fitted to
+  tseries.oltp_users, 64-user row (the fall of per-user throughput when four strands share a
+  pipeline). Other LLC sizes scale by the square-root rule (Hsu, Smith & Young, 2001).
+- SYSCALL_SHARE: kernel share of a shadow process's instructions (SQL*Net round trips,
+  semaphore post/wait, timers); fitted to the sys column of tseries.oltp_users, 64-user row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.config import Source, param
+from sim.metrics import Tally
+
+TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+
+# TPC-C 5.2.3 minimum mix; keying and mean think times (s) from TPC-C 5.2.5 (sum 20.99 s
+# mean cycle -> at most 12.86 tpmC per warehouse with 10 terminals each).
+STANDARD_MIX = {"new_order": 0.45, "payment": 0.43, "order_status": 0.04, "delivery": 0.04, "stock_level": 0.04}
+STANDARD_KEYING = {"new_order": 18.0, "payment": 3.0, "order_status": 2.0, "delivery": 2.0, "stock_level": 2.0}
+STANDARD_THINK = {"new_order": 12.0, "payment": 12.0, "order_status": 10.0, "delivery": 5.0, "stock_level": 5.0}
+
+# Schema-derived work per transaction (New-Order at its mean of 10 order lines).
+LOGICAL_READS = {"new_order": 104.0, "payment": 16.0, "order_status": 16.0, "delivery": 250.0, "stock_level": 650.0}
+BLOCK_CHANGES = {"new_order": 35.0, "payment": 5.0, "order_status": 0.0, "delivery": 140.0, "stock_level": 0.0}
+REDO_BYTES = {"new_order": 6000.0, "payment": 1200.0, "order_status": 0.0, "delivery": 15000.0, "stock_level": 0.0}
+
+INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
+MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
+SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
+_LLC_REF_PER_CORE = 512 * 1024.0  # UltraSPARC T2: 4 MB L2 over 8 cores
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    users: int = param("terminals, each with its own dedicated server session", minimum=1)
+    think_time: float | None = param("mean think time, exponential (omit: the TPC-C times per type)",
+                                     kind="time", default=None, minimum=0.0)
+    keying_time: float | None = param("keying time (omit: the TPC-C times per type)", kind="time",
+                                      default=None, minimum=0.0)
+    warehouses: int | None = param("warehouses (omit: users/10, the TPC-C ratio, at least 1)",
+                                   default=None, minimum=1)
+    mix: dict[str, float] = param("share of each transaction type", default=dict(STANDARD_MIX))
+
+    def check(self, src: Source) -> None:
+        for k, v in self.mix.items():
+            if k not in TYPES:
+                raise src.at("mix").at(k).error(f"unknown transaction type; expected one of {', '.join(TYPES)}")
+            if not isinstance(v, (int, float)) or v < 0:
+                raise src.at("mix").at(k).bad(v, "a share >= 0")
+        if sum(self.mix.values()) <= 0:
+            raise src.at("mix").bad(self.mix, "shares that add up to more than 0")
+
+
+def misses_per_instruction(llc_size: float, cores_per_socket: int) -> float:
+    """LLC misses per instruction for this code on a cache of this size per core."""
+    per_core = llc_size / cores_per_socket
+    return MPKI_REF / 1000.0 * (per_core / _LLC_REF_PER_CORE) ** -0.5
+
+
+class Workload:
+    kind = "steady"
+    primary = "tpm"
+
+    def __init__(self, system, params: Params):
+        self.system, self.params = system, params
+        self.env = system.env
+        self.instance = system.instance
+        self.rng = system.rng("tpcc")
+        mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
+        self.cum_mix = np.cumsum(mix / mix.sum())
+        self.response = {t: Tally() for t in TYPES}
+        self.completed = 0
+        cpu = system.profile.cpu
+        system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+
+    def start(self) -> None:
+        for u in range(self.params.users):
+            session = self.instance.new_session()
+            self.env.process(self._terminal(session, np.random.default_rng(self.rng.integers(2**63))))
+
+    def _terminal(self, session, rng: np.random.Generator):
+        env, p = self.env, self.params
+        # Start users spread over one mean cycle so they do not arrive in lockstep.
+        yield env.timeout(rng.uniform(0.0, 0.01))
+        while True:
+            kind = TYPES[int(np.searchsorted(self.cum_mix, rng.random(), side="right"))]
+            keying = STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time
+            think = STANDARD_THINK[kind] if p.think_time is None else p.think_time
+            if keying > 0.0:
+                yield env.timeout(keying)
+            start = env.now
+            scale = rng.integers(5, 16) / 10.0 if kind == "new_order" else 1.0
+            instructions = INSTRUCTIONS_PER_GET * LOGICAL_READS[kind] * scale
+            yield session.cpu(instructions, SYSCALL_SHARE)
+            if REDO_BYTES[kind] > 0.0:
+                yield from session.commit(REDO_BYTES[kind] * scale)
+            self.response[kind].add(env.now - start)
+            self.completed += 1
+            if think > 0.0:
+                yield env.timeout(rng.exponential(think))
+
+    def reset_stats(self) -> None:
+        for t in self.response.values():
+            t.reset()
+        self.completed = 0
+
+    def report(self, span: float) -> dict:
+        """Workload figures over a measured span (seconds)."""
+        per_s = self.completed / span
+        return {
+            "throughput_per_s": per_s,
+            "tpm": per_s * 60.0,
+            "new_order_tpm": self.response["new_order"].n / span * 60.0,
+            "response": {t: {"count": tl.n, "mean": tl.mean, "p50": tl.percentile(50), "p90": tl.percentile(90),
+                             "p99": tl.percentile(99)} for t, tl in self.response.items() if tl.n},
+        }
