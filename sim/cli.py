@@ -1,0 +1,176 @@
+"""`oltpsim`: run a scenario, reproduce the published tables, inspect profiles and workloads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from sim.config import OltpsimError, field_docs
+
+
+class _Group(click.Group):
+    """Turns user-input errors into one clear line and exit status 2, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except OltpsimError as exc:
+            click.echo(f"oltpsim: error: {exc}", err=True)
+            sys.exit(2)
+
+
+def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for s in sets:
+        key, eq, value = s.partition("=")
+        if not eq or not key.strip():
+            raise OltpsimError(f"--set {s!r}: expected KEY=VALUE, e.g. users=64 or database.db_cache='2 GB'")
+        out[key.strip()] = value.strip()
+    return out
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="oltpsim")
+def main() -> None:
+    """Simulate multicore and multithreaded servers running an Oracle-like OLTP database."""
+
+
+@main.command()
+@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--profile", help="hardware profile name or path (overrides the file's)")
+@click.option("--workload", help="workload name (overrides the file's)")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="change one setting: users=64, database.db_cache='2 GB', run.seed=7")
+@click.option("--seed", type=int, help="shortcut for --set run.seed=N")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the Result as JSON")
+@click.option("--brief", is_flag=True, help="summary only")
+def run(scenario_file, profile, workload, sets, seed, json_file, brief):
+    """Simulate one scenario and print what the system would show."""
+    from sim import report, scenario
+    from sim.run import run as run_scenario
+
+    overrides = _parse_sets(sets)
+    if seed is not None:
+        overrides["run.seed"] = str(seed)
+    if scenario_file is None and (profile is None or workload is None):
+        raise OltpsimError("give a scenario file, or both --profile and --workload")
+    sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
+    result = _with_progress(lambda cb: run_scenario(sc, progress=cb), sc.label)
+    click.echo(report.summary(result) if brief else report.full(result))
+    if json_file:
+        Path(json_file).write_text(result.to_json())
+    if result.status == "error":
+        sys.exit(1)
+
+
+def _with_progress(fn, label: str):
+    if not sys.stderr.isatty():
+        return fn(None)
+    from tqdm import tqdm
+
+    with tqdm(total=100, desc=label, unit="%", leave=False, file=sys.stderr) as bar:
+        def cb(frac: float) -> None:
+            bar.n = int(100 * frac)
+            bar.refresh()
+        return fn(cb)
+
+
+@main.command()
+@click.argument("ids", nargs=-1)
+@click.option("--quick", is_flag=True, help="only the quick subset (what CI runs)")
+@click.option("--jobs", "-j", type=int, default=None, help="parallel processes (default: all cores)")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="write the scoreboard as JSON")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="draw each table as a PNG in this folder")
+def reproduce(ids, quick, jobs, json_file, plot_dir):
+    """Re-run published tables and print simulated beside published."""
+    from sim import experiments as ex
+
+    exps = ex.select(list(ids) or None, quick=quick)
+    if not exps:
+        raise OltpsimError("no experiment selected")
+    results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty())
+    figures = [f for e in exps for f in ex.score(e, results)]
+    click.echo(ex.scoreboard(figures))
+    if json_file:
+        Path(json_file).write_text(json.dumps({"figures": ex.figures_to_dicts(figures),
+                                               "summary": ex.summary_line(figures)}, indent=2, default=str))
+    if plot_dir:
+        for e in exps:
+            path = ex.plot(e, figures, Path(plot_dir) / f"{e.id}.png")
+            click.echo(f"plot: {path}")
+
+
+@main.command()
+def profiles():
+    """List the built-in hardware profiles."""
+    from sim.hardware.profile import load_profile, profile_names
+
+    for name in profile_names():
+        p = load_profile(name)
+        click.echo(f"{name:20s} {p.cpu_count:4d} CPUs  {p.description}")
+
+
+@main.group()
+def profile():
+    """Inspect a hardware profile."""
+
+
+@profile.command("show")
+@click.argument("name")
+def profile_show(name):
+    """Print a profile and the figures derived from it."""
+    from sim.hardware.profile import load_profile
+    from sim.units import format_quantity
+
+    p = load_profile(name)
+    d = p.derived()
+    c, m = p.cpu, p.memory
+    click.echo(f"{p.name}: {p.description}  (OS: {p.os})")
+    click.echo(f"  cpu: {c.sockets} x {c.model}, {c.cores_per_socket} cores x {c.strands_per_core} strands, "
+               f"{c.pipelines_per_core} pipeline(s) per core, {format_quantity(c.clock, 'frequency')}, "
+               f"LLC {format_quantity(c.llc_size, 'size')} per socket")
+    click.echo(f"  cpu_count (strands the OS and Oracle see): {d['cpu_count']}")
+    click.echo(f"  pipelines: {d['pipelines']} ({d['strands_per_pipeline']} strands each)")
+    click.echo(f"  peak instruction rate: {d['peak_instruction_rate'] / 1e9:.1f} G instructions/s "
+               f"(cpi_issue {c.cpi_issue:g})")
+    lat = m.average_latency(c.sockets)
+    click.echo(f"  memory: {format_quantity(m.size, 'size')}, latency {lat * 1e9:.0f} ns = "
+               f"{d['memory_latency_cycles']:.0f} cycles, bandwidth {format_quantity(d['memory_bandwidth'], 'bandwidth')}"
+               f", swap {format_quantity(m.swap, 'size')}")
+    for gname, g in p.storage.disk_groups.items():
+        click.echo(f"  disks '{gname}': {g.count} x {g.disk.model} ({g.disk.rpm * 60:.0f} rpm, "
+                   f"seek {g.disk.avg_seek * 1e3:.1f} ms) on {g.controllers} controller(s)")
+    for aname, a in p.storage.flash_arrays.items():
+        click.echo(f"  flash array '{aname}': {a.bricks} bricks, {a.iops_per_brick * a.bricks:,.0f} IOPS ceiling")
+
+
+@main.command("workloads")
+def list_workloads():
+    """List the workloads and their parameters."""
+    import workloads as wl
+
+    for name in wl.names():
+        mod = wl.get(name)
+        doc = (mod.__doc__ or "").strip().splitlines()[0]
+        click.echo(f"{name}: {doc}")
+        for field, meta in field_docs(mod.Params).items():
+            click.echo(f"    {field:24s} {meta.get('doc', '')}")
+
+
+@main.command("experiments")
+def list_experiments():
+    """List the experiments `oltpsim reproduce` runs."""
+    from sim import experiments as ex
+
+    for eid, path in ex.experiment_paths().items():
+        e = ex.load_experiment(path)
+        click.echo(f"{eid:34s} {len(e.rows):3d} rows  {'quick ' if e.quick else '      '}{e.title}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

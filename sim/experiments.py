@@ -1,0 +1,289 @@
+"""Experiments: a published table re-run by simulation and scored, simulated beside published.
+
+An experiment YAML (experiments/*.yaml) names its source table, a base scenario, one
+scenario change per row, the published values of each row (copied from the source) and a
+tolerance per metric. Published values are only ever compared with, never fed to a run:
+`row_scenario` builds the scenario from `scenario` and `set` alone.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sim import scenario as scenario_mod
+from sim.config import OltpsimError, Source, build, param, read_yaml, replace_path, suggest
+from sim.result import Result
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricSpec:
+    result: str = param("the Result figure compared (tpm, elapsed, cpu, status, or a key of extra)")
+    unit: str = param("unit as printed", default="")
+    tolerance: str = param('"10%" (relative), "5 points" (absolute, per element for lists), or "equal"')
+
+    def check(self, src: Source) -> None:
+        try:
+            self.rule()
+        except ValueError:
+            raise src.at("tolerance").bad(self.tolerance, '"10%", "5 points" or "equal"') from None
+
+    def rule(self) -> tuple[str, float]:
+        t = self.tolerance.strip()
+        if t == "equal":
+            return "equal", 0.0
+        if t.endswith("%"):
+            return "relative", float(t[:-1]) / 100.0
+        if t.endswith("points"):
+            return "points", float(t[: -len("points")])
+        raise ValueError(t)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowSpec:
+    label: str = param("the row as the source labels it")
+    set: dict[str, Any] = param("scenario changes for this row (dotted keys; plain keys are workload params)",
+                                default={})
+    published: dict[str, Any] = param("published values by metric name (empty: a blind prediction)", default={})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExperimentSpec:
+    id: str = param("experiment id, as in reference/published.yaml")
+    title: str = param("what the table shows")
+    source: str = param("document and table the published values come from")
+    notes: str = param("choices made where the source is silent, and why", default="")
+    quick: bool = param("part of the quick subset that CI runs", default=False)
+    scenario: dict[str, Any] = param("base scenario shared by every row")
+    metrics: dict[str, MetricSpec] = param("metrics compared, by name")
+    rows: tuple[RowSpec, ...] = param("one entry per published row")
+    predict: tuple[str, ...] = param("extra figures printed for every row (blind predictions)", default=())
+
+    def check(self, src: Source) -> None:
+        for i, row in enumerate(self.rows):
+            for name in row.published:
+                if name not in self.metrics:
+                    raise src.at("rows").at(i).at("published").at(name).error(
+                        f"no metric of that name{suggest(name, self.metrics)}; metrics: {', '.join(self.metrics)}")
+
+
+@dataclass
+class Figure:
+    """One compared (or predicted) figure of the scoreboard."""
+
+    experiment: str
+    row: str
+    metric: str
+    unit: str
+    published: Any
+    simulated: Any
+    error: float | None      # relative (fraction) or points, per `error_kind`
+    error_kind: str          # relative | points | equal | prediction
+    ok: bool | None          # None for predictions
+    status: str = "ok"
+
+
+def _builtin_dir() -> Path:
+    return Path(str(resources.files("experiments")))
+
+
+def experiment_paths() -> dict[str, Path]:
+    out = {}
+    for p in sorted(_builtin_dir().glob("*.yaml")):
+        data = read_yaml(p)
+        if isinstance(data, dict) and "id" in data:
+            out[str(data["id"])] = p
+    return out
+
+
+def load_experiment(path: Path | str) -> ExperimentSpec:
+    return build(ExperimentSpec, read_yaml(path), Source(str(path)))
+
+
+def select(ids: list[str] | None = None, quick: bool = False) -> list[ExperimentSpec]:
+    """Experiments by id (prefixes allowed: 'tseries' selects every tseries.* experiment)."""
+    paths = experiment_paths()
+    if ids:
+        chosen = []
+        for i in ids:
+            match = [k for k in paths if k == i or k.startswith(i + ".") or k.startswith(i)]
+            if not match:
+                raise OltpsimError(f"unknown experiment {i!r}{suggest(i, paths)}; known: {', '.join(paths)}")
+            chosen += [m for m in match if m not in chosen]
+    else:
+        chosen = list(paths)
+    exps = [load_experiment(paths[k]) for k in chosen]
+    return [e for e in exps if e.quick] if quick else exps
+
+
+def row_scenario_data(exp: ExperimentSpec, row: RowSpec) -> dict:
+    data = dict(exp.scenario)
+    data = scenario_mod.apply_overrides(data, dict(row.set))
+    data = replace_path(data, "name", f"{exp.id} [{row.label}]")
+    return data
+
+
+def _run_point(data: dict, source: str) -> Result:
+    from sim.run import run
+
+    try:
+        return run(scenario_mod.resolve(data, source))
+    except OltpsimError as exc:
+        return Result(label=data.get("name", ""), profile=str(data.get("profile")), workload=str(data.get("workload")),
+                      inputs={}, status="error", message=str(exc))
+
+
+def run_experiments(exps: list[ExperimentSpec], jobs: int = 1, progress: bool = False) -> dict[tuple[str, str], Result]:
+    """Run every row of every experiment (in parallel processes when jobs > 1)."""
+    points = [(e.id, r.label, row_scenario_data(e, r)) for e in exps for r in e.rows]
+    # Resolve every scenario first: a bad one stops everything before anything runs.
+    for eid, label, data in points:
+        scenario_mod.resolve(data, f"experiment {eid} [{label}]")
+    results: dict[tuple[str, str], Result] = {}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(points), desc="reproduce", unit="row", leave=False)
+    if jobs <= 1 or len(points) == 1:
+        for eid, label, data in points:
+            results[(eid, label)] = _run_point(data, f"experiment {eid} [{label}]")
+            if bar:
+                bar.update()
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futs = {pool.submit(_run_point, data, f"experiment {eid} [{label}]"): (eid, label)
+                    for eid, label, data in points}
+            for fut in as_completed(futs):
+                results[futs[fut]] = fut.result()
+                if bar:
+                    bar.update()
+    if bar:
+        bar.close()
+    return results
+
+
+def score(exp: ExperimentSpec, results: dict[tuple[str, str], Result]) -> list[Figure]:
+    figures = []
+    for row in exp.rows:
+        res = results[(exp.id, row.label)]
+        for name, pub in row.published.items():
+            m = exp.metrics[name]
+            sim = res.metric(m.result)
+            figures.append(_compare(exp.id, row.label, name, m, pub, sim, res.status))
+        for name in exp.predict:
+            figures.append(Figure(exp.id, row.label, name, "", None, res.metric(name), None, "prediction", None, res.status))
+    return figures
+
+
+def _compare(eid: str, label: str, name: str, m: MetricSpec, pub: Any, sim: Any, status: str) -> Figure:
+    kind, tol = m.rule()
+    if kind == "equal":
+        return Figure(eid, label, name, m.unit, pub, sim, None, kind, sim == pub, status)
+    if sim is None or (isinstance(sim, float) and math.isnan(sim)):
+        return Figure(eid, label, name, m.unit, pub, sim, None, kind, False, status)
+    if isinstance(pub, list):
+        errs = [s - p for s, p in zip(sim, pub)]
+        err = max(errs, key=abs)
+        ok = all(abs(e) <= tol + 1e-9 for e in errs) if kind == "points" else \
+            all(abs(s - p) <= tol * abs(p) for s, p in zip(sim, pub))
+        return Figure(eid, label, name, m.unit, pub, [round(s, 1) for s in sim], err, "points", ok, status)
+    if kind == "relative":
+        err = (sim - pub) / pub
+        return Figure(eid, label, name, m.unit, pub, sim, err, kind, abs(err) <= tol + 1e-12, status)
+    err = sim - pub
+    return Figure(eid, label, name, m.unit, pub, sim, err, kind, abs(err) <= tol + 1e-9, status)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, list):
+        return "/".join(f"{x:.0f}" for x in v)
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _fmt_err(f: Figure) -> str:
+    if f.error is None:
+        return "" if f.error_kind in ("equal", "prediction") else "n/a"
+    if f.error_kind == "relative":
+        return f"{100 * f.error:+.1f}%"
+    return f"{f.error:+.1f} pt"
+
+
+def scoreboard(figures: list[Figure]) -> str:
+    from sim.report import _table
+
+    rows = []
+    for f in figures:
+        verdict = "predicted" if f.ok is None else ("yes" if f.ok else "NO")
+        sim = _fmt(f.simulated) if f.status in ("ok", "timeout") or f.metric == "outcome" else f.status
+        rows.append([f.experiment, f.row, f.metric + (f" ({f.unit})" if f.unit else ""), _fmt(f.published), sim,
+                     _fmt_err(f), verdict])
+    table = _table(["experiment", "row", "metric", "published", "simulated", "error", "within tol."], rows,
+                   "lllrrrl")
+    return table + "\n\n" + summary_line(figures)
+
+
+def summary_line(figures: list[Figure]) -> str:
+    scored = [f for f in figures if f.ok is not None]
+    ok = sum(1 for f in scored if f.ok)
+    rel = [abs(f.error) for f in scored if f.error_kind == "relative" and f.error is not None]
+    pts = [abs(f.error) for f in scored if f.error_kind == "points" and f.error is not None]
+    parts = [f"{ok}/{len(scored)} figures within tolerance"]
+    if rel:
+        parts.append(f"median |error| {100 * statistics.median(rel):.1f}% over {len(rel)} relative figures")
+    if pts:
+        parts.append(f"median |error| {statistics.median(pts):.1f} points over {len(pts)} CPU figures")
+    preds = sum(1 for f in figures if f.ok is None)
+    if preds:
+        parts.append(f"{preds} blind predictions")
+    return "; ".join(parts)
+
+
+def figures_to_dicts(figures: list[Figure]) -> list[dict]:
+    from dataclasses import asdict
+
+    return [asdict(f) for f in figures]
+
+
+def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
+    """Simulated beside published, one panel per metric, rows along the x axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = [m for m in exp.metrics if any(f.metric == m and f.experiment == exp.id for f in figures)]
+    fig, axes = plt.subplots(1, max(1, len(metrics)), figsize=(5 * max(1, len(metrics)), 3.6), squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        fs = [f for f in figures if f.metric == m and f.experiment == exp.id and not isinstance(f.published, (list, str))]
+        if not fs:
+            fs_cpu = [f for f in figures if f.metric == m and f.experiment == exp.id and isinstance(f.published, list)]
+            labels = [f.row for f in fs_cpu]
+            ax.plot(labels, [100 - f.published[0] for f in fs_cpu], "o-", label="published busy %")
+            ax.plot(labels, [100 - f.simulated[0] if isinstance(f.simulated, list) else float("nan") for f in fs_cpu],
+                    "s--", label="simulated busy %")
+        else:
+            labels = [f.row for f in fs]
+            ax.plot(labels, [f.published for f in fs], "o-", label="published")
+            ax.plot(labels, [f.simulated if isinstance(f.simulated, (int, float)) else float("nan") for f in fs],
+                    "s--", label="simulated")
+        ax.set_title(f"{m} ({exp.metrics[m].unit})" if exp.metrics[m].unit else m, fontsize=9)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+        ax.legend(fontsize=7)
+    fig.suptitle(exp.title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,71 @@
+"""Text reports in the users' language: throughput, vmstat, corestat, mpstat, AWR, iostat."""
+
+from __future__ import annotations
+
+from sim.result import Result
+
+
+def _table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    align = align or "l" + "r" * (len(headers) - 1)
+    out = []
+    for j, r in enumerate(cells):
+        out.append("  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, widths, align)))
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _ms(x: float | None) -> str:
+    return "" if x is None else f"{1000 * x:.2f}"
+
+
+def summary(r: Result) -> str:
+    lines = [f"== {r.label}  ({r.profile}, {r.workload}, seed {r.seed})"]
+    if r.status != "ok":
+        lines.append(f"outcome: {r.status.upper().replace('_', ' ')}  {r.message}")
+        if r.status in ("out_of_memory", "error"):
+            return "\n".join(lines)
+    if r.tpm is not None:
+        hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
+        lines.append(f"throughput: {r.tpm:,.0f} TPM{hw}   ({r.throughput_per_s:,.1f} tx/s)")
+    if r.elapsed is not None:
+        h, rem = divmod(r.elapsed, 3600)
+        m, s = divmod(rem, 60)
+        lines.append(f"elapsed: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
+    lines.append(f"cpu (vmstat): r {r.run_queue:.1f}  us {r.cpu_usr:.0f}  sy {r.cpu_sys:.0f}  id {r.cpu_idle:.0f}")
+    if r.core_utilisation:
+        cu = r.core_utilisation
+        su = r.strand_utilisation
+        lines.append(f"corestat: pipeline utilisation per core mean {sum(cu) / len(cu):.0f}% "
+                     f"(min {min(cu):.0f}%, max {max(cu):.0f}%);  mpstat: strands busy mean "
+                     f"{sum(su) / len(su):.0f}% (min {min(su):.0f}%, max {max(su):.0f}%)")
+    lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.1f} s wall, "
+                 f"{r.events:,} events")
+    return "\n".join(lines)
+
+
+def full(r: Result) -> str:
+    parts = [summary(r)]
+    if r.status in ("out_of_memory", "error"):
+        return parts[0]
+    if r.response:
+        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
+                for t, v in r.response.items()]
+        parts.append("Response time (ms)\n" + _table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
+    if r.top_events:
+        rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",
+                 "" if e["avg_ms"] is None else f"{e['avg_ms']:.2f}", f"{e['pct_db_time']:.1f}"]
+                for e in r.top_events[:5]]
+        parts.append("Top 5 timed events (AWR-like)\n" + _table(["event", "waits", "time (s)", "avg wait (ms)", "% DB time"], rows))
+    if r.devices:
+        rows = [[n, f"{d['iops']:,.0f}", f"{d['mb_per_s']:.1f}", f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}",
+                 f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]
+        if rows:
+            parts.append("Devices (iostat-like)\n" + _table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
+    if r.core_utilisation:
+        rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]
+        if len(rows) <= 16:
+            parts.append("corestat\n" + _table(["core", "% pipeline busy"], rows))
+    return "\n\n".join(parts)

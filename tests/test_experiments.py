@@ -1,0 +1,87 @@
+"""The scoreboard: the quick experiments reproduce their published tables, and published
+values are never inputs of the model."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sim import experiments as ex
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT.parent / "shared" / "reference" / "published.yaml"
+
+
+@pytest.fixture(scope="module")
+def quick_scoreboard():
+    exps = ex.select(quick=True)
+    results = ex.run_experiments(exps, jobs=2)
+    return exps, [f for e in exps for f in ex.score(e, results)]
+
+
+def test_quick_experiments_within_tolerance(quick_scoreboard):
+    _exps, figures = quick_scoreboard
+    bad = [f for f in figures if f.ok is False]
+    assert figures, "the quick subset scored nothing"
+    assert not bad, ex.scoreboard(bad)
+
+
+def test_every_experiment_loads_and_names_a_published_table():
+    tables = {t["id"]: t for t in yaml.safe_load(PUBLISHED.read_text())["tables"]} if PUBLISHED.exists() else {}
+    for eid, path in ex.experiment_paths().items():
+        e = ex.load_experiment(path)
+        assert e.rows, eid
+        if tables:
+            assert eid in tables, f"{eid} is not a table of published.yaml"
+
+
+def test_changing_published_values_leaves_simulated_values_identical():
+    (exp,) = ex.select(["tseries.oltp_users"])
+    row = dataclasses.replace(exp.rows[1], published={"throughput": 1, "cpu": [1, 2, 3]})
+    short = dict(exp.scenario, run={"seed": 3, "warmup": "0.5 s", "batch": "0.5 s", "min_batches": 2,
+                                    "max_time": "1 s"})
+    original = dataclasses.replace(exp, scenario=short, rows=(exp.rows[1],))
+    tampered = dataclasses.replace(exp, scenario=short, rows=(row,))
+    a = ex.run_experiments([original])[(exp.id, row.label)]
+    b = ex.run_experiments([tampered])[(exp.id, row.label)]
+    assert (a.tpm, a.cpu, a.events) == (b.tpm, b.cpu, b.events)
+    fa, fb = ex.score(original, {(exp.id, row.label): a}), ex.score(tampered, {(exp.id, row.label): b})
+    assert [f.simulated for f in fa] == [f.simulated for f in fb]
+    assert [f.published for f in fa] != [f.published for f in fb]
+
+
+def test_model_code_never_reads_published_values():
+    """No file under sim/, workloads/ or hardware_profiles/ opens published.yaml or an
+    experiment's published block, nor holds a published result (>= 1000) as a literal."""
+    files = subprocess.run(["git", "ls-files", "sim", "workloads", "hardware_profiles"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert files
+    keys = {"throughput", "tpm", "tpmC", "seconds", "iops", "iops_per_db_cpu", "waits", "time_s", "reads",
+            "reads_per_s", "clocks"}
+    numbers = set()
+
+    def walk(node, key=None):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif key in keys and isinstance(node, (int, float)) and not isinstance(node, bool) and node >= 1000:
+            numbers.add(node)
+
+    if PUBLISHED.exists():
+        walk(yaml.safe_load(PUBLISHED.read_text()))
+    pats = [re.compile(r"(?<![\w.])" + re.escape(repr(v)) + r"(?![\w.])") for v in numbers]
+    for f in files:
+        text = (ROOT / f).read_text(errors="ignore")
+        assert "published.yaml" not in text or f == "sim/experiments.py", f
+        if f == "sim/experiments.py":
+            continue  # the scoreboard compares; it is the one place allowed to see published values
+        for p in pats:
+            assert not p.search(text), f"{f} holds the published figure {p.pattern}"
