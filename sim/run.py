@@ -114,10 +114,13 @@ def _collect(system: System, result: Result, span: float) -> None:
         e["pct_db_time"] = 100.0 * e["time_s"] / total
     result.top_events = sorted(events, key=lambda e: -e["time_s"])
     for name, dev in system.devices.items():
+        disks = getattr(dev, "disks", [dev])
+        n = sum(d.service.n for d in disks)
         result.devices[name] = {
-            "iops": dev.ios / span, "mb_per_s": dev.bytes / span / 2**20, "util_pct": 100.0 * dev.util.mean(),
-            "avg_service_ms": 1000.0 * dev.service.mean if dev.service.n else 0.0,
-            "avg_response_ms": 1000.0 * dev.response.mean if dev.response.n else 0.0,
+            "iops": dev.ios / span, "mb_per_s": dev.bytes / span / 2**20,
+            "util_pct": 100.0 * sum(d.util.mean() for d in disks) / len(disks),
+            "avg_service_ms": 1000.0 * sum(d.service.total for d in disks) / n if n else 0.0,
+            "avg_response_ms": 1000.0 * sum(d.response.total for d in disks) / n if n else 0.0,
         }
     lg = inst.lgwr
     if lg.writes:

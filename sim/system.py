@@ -9,7 +9,7 @@ import simpy
 
 from sim.db.instance import Instance
 from sim.hardware.cpu import Cpu, MemoryBehaviour
-from sim.hardware.storage import Disk
+from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.scenario import Scenario
 
@@ -32,7 +32,12 @@ class System:
         self.devices: dict[str, object] = {}
         for name, group in profile.storage.disk_groups.items():
             overhead = group.controller.overhead if group.controller else 0.0
-            self.devices[name] = Disk(env, name, group.disk, self.rng(f"disk:{name}"), overhead)
+            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead)
+                     for i in range(group.count)]
+            ctrls = ([Controller(env, f"{name}/c{i}", group.controller.bandwidth) for i in range(group.controllers)]
+                     if group.controller else [])
+            # By default a disk group is one volume striped over all its drives (1 MB units, as ASM).
+            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         # database

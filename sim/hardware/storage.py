@@ -79,3 +79,109 @@ class Disk:
         self.util.reset()
         self.response.reset()
         self.service.reset()
+
+
+class Controller:
+    """A controller or bus: a FCFS server that moves each I/O's bytes at its bandwidth."""
+
+    def __init__(self, env: simpy.Environment, name: str, bandwidth: float):
+        self.env, self.name, self.bandwidth = env, name, bandwidth
+        self.free_at = 0.0
+        self.bytes = 0.0
+
+    def transfer(self, nbytes: float) -> simpy.Event:
+        """Occupy the bus for nbytes/bandwidth after whatever is already queued on it."""
+        start = max(self.env.now, self.free_at)
+        self.free_at = start + nbytes / self.bandwidth
+        self.bytes += nbytes
+        return self.env.timeout(self.free_at - self.env.now)
+
+
+class Volume:
+    """A logical device over member disks, as a volume manager or ASM builds it.
+
+    layout 'stripe': RAID0 / VxVM stripe / ASM (stripe unit = allocation unit); 'mirror':
+    RAID1 (reads from the shorter queue, writes to all); 'raid5': striped with rotating parity,
+    a small write costs two reads then two writes (Stallings). An I/O without an offset
+    lands at a uniformly random offset, as random OLTP I/O does.
+    """
+
+    def __init__(self, env: simpy.Environment, name: str, disks: list[Disk], rng: np.random.Generator,
+                 layout: str = "stripe", stripe_unit: float = 64 * 1024,
+                 controllers: list[Controller] | None = None):
+        if not disks:
+            raise ValueError(f"volume {name!r} has no disks")
+        self.env, self.name, self.disks, self.rng = env, name, disks, rng
+        self.layout, self.stripe_unit = layout, stripe_unit
+        self.controllers = controllers or []
+        data_disks = len(disks) - 1 if layout == "raid5" and len(disks) > 1 else len(disks)
+        if layout == "mirror":
+            data_disks = 1
+        self.capacity = data_disks * disks[0].spec.capacity
+        self.ios = 0
+        self.bytes = 0.0
+
+    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool):
+        ev = self.disks[index].submit(kind, nbytes, sequential)
+        if self.controllers:
+            ctrl = self.controllers[index % len(self.controllers)]
+            return self._then(ev, lambda: ctrl.transfer(nbytes))
+        return ev
+
+    def _then(self, first: simpy.Event, make_next):
+        done = simpy.Event(self.env)
+
+        def chain(_e):
+            make_next().callbacks.append(lambda _e2: done.succeed())
+        first.callbacks.append(chain)
+        return done
+
+    def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
+        self.ios += 1
+        self.bytes += nbytes
+        if offset is None:
+            offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
+        if self.layout == "mirror":
+            if kind == "read":
+                i = min(range(len(self.disks)), key=lambda k: len(self.disks[k].queue) + self.disks[k].busy)
+                return self._disk_io(i, kind, nbytes, sequential)
+            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential) for i in range(len(self.disks))])
+        width = len(self.disks) - 1 if self.layout == "raid5" and len(self.disks) > 1 else len(self.disks)
+        parts: dict[int, float] = {}
+        pos, end = offset, offset + nbytes
+        while pos < end:
+            unit = int(pos // self.stripe_unit)
+            chunk = min(end, (unit + 1) * self.stripe_unit) - pos
+            stripe_row = unit // width
+            disk = unit % width
+            if self.layout == "raid5":  # rotating parity: skip the parity disk of this row
+                parity = stripe_row % len(self.disks)
+                disk = disk if disk < parity else disk + 1
+            parts[disk] = parts.get(disk, 0.0) + chunk
+            pos += chunk
+        if self.layout == "raid5" and kind == "write":
+            return self._raid5_write(offset, parts, sequential)
+        evs = [self._disk_io(d, kind, b, sequential) for d, b in parts.items()]
+        return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
+
+    def _raid5_write(self, offset: float, parts: dict[int, float], sequential: bool) -> simpy.Event:
+        """Read-modify-write: read old data and parity, then write new data and parity."""
+        row = int(offset // self.stripe_unit) // (len(self.disks) - 1)
+        parity = row % len(self.disks)
+        nbytes = max(parts.values())
+        reads = [self._disk_io(d, "read", b, sequential) for d, b in parts.items()]
+        reads.append(self._disk_io(parity, "read", nbytes, sequential))
+        done = simpy.Event(self.env)
+
+        def write_back(_e):
+            writes = [self._disk_io(d, "write", b, sequential) for d, b in parts.items()]
+            writes.append(self._disk_io(parity, "write", nbytes, sequential))
+            simpy.AllOf(self.env, writes).callbacks.append(lambda _e2: done.succeed())
+        simpy.AllOf(self.env, reads).callbacks.append(write_back)
+        return done
+
+    def reset_stats(self) -> None:
+        self.ios = 0
+        self.bytes = 0.0
+        for d in self.disks:
+            d.reset_stats()
