@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import simpy
 
@@ -11,14 +9,8 @@ from sim.db.instance import Instance
 from sim.hardware.cpu import Cpu, MemoryBehaviour
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
+from sim.randomness import rng_stream
 from sim.scenario import Scenario
-
-
-def rng_stream(seed: int, name: str) -> np.random.Generator:
-    """An independent generator per named source of randomness: the same (seed, name) gives
-    the same numbers in any process, so runs are reproducible and points of a sweep share
-    common random numbers."""
-    return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(name.encode())]))
 
 
 class System:

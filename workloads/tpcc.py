@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import bisect
+
 import numpy as np
 
 from sim.config import Source, param
 from sim.metrics import Tally
+from sim.randomness import Draws
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
@@ -83,9 +86,9 @@ class Workload:
         self.system, self.params = system, params
         self.env = system.env
         self.instance = system.instance
-        self.rng = system.rng("tpcc")
+        self.draws = Draws(system.rng("tpcc"))
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
-        self.cum_mix = np.cumsum(mix / mix.sum())
+        self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
         self.response = {t: Tally() for t in TYPES}
         self.completed = 0
         cpu = system.profile.cpu
@@ -94,20 +97,21 @@ class Workload:
     def start(self) -> None:
         for u in range(self.params.users):
             session = self.instance.new_session()
-            self.env.process(self._terminal(session, np.random.default_rng(self.rng.integers(2**63))))
+            self.env.process(self._terminal(session))
 
-    def _terminal(self, session, rng: np.random.Generator):
-        env, p = self.env, self.params
-        # Start users spread over one mean cycle so they do not arrive in lockstep.
-        yield env.timeout(rng.uniform(0.0, 0.01))
+    def _terminal(self, session):
+        env, p, draws, cum_mix = self.env, self.params, self.draws, self.cum_mix
+        # Start users spread out so they do not arrive in lockstep.
+        yield env.timeout(0.01 * draws.uniform())
         while True:
-            kind = TYPES[int(np.searchsorted(self.cum_mix, rng.random(), side="right"))]
+            kind = TYPES[min(bisect.bisect_right(cum_mix, draws.uniform()), len(TYPES) - 1)]
             keying = STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time
             think = STANDARD_THINK[kind] if p.think_time is None else p.think_time
             if keying > 0.0:
                 yield env.timeout(keying)
             start = env.now
-            scale = rng.integers(5, 16) / 10.0 if kind == "new_order" else 1.0
+            # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
+            scale = (5 + int(11 * draws.uniform())) / 10.0 if kind == "new_order" else 1.0
             instructions = INSTRUCTIONS_PER_GET * LOGICAL_READS[kind] * scale
             yield session.cpu(instructions, SYSCALL_SHARE)
             if REDO_BYTES[kind] > 0.0:
@@ -115,7 +119,7 @@ class Workload:
             self.response[kind].add(env.now - start)
             self.completed += 1
             if think > 0.0:
-                yield env.timeout(rng.exponential(think))
+                yield env.timeout(draws.exponential(think))
 
     def reset_stats(self) -> None:
         for t in self.response.values():

@@ -1,0 +1,67 @@
+"""Speed of the engine and of the model, measured (not asserted): run `python benchmarks/run.py`.
+
+Prints the bare SimPy event rate on this machine (the ceiling), oltpsim's event rate and
+simulated seconds per wall second on the T5220 64-user OLTP scenario run to a 1% confidence
+half-width, the cost of a model event relative to a bare one, and (with --reproduce) the
+wall time of `oltpsim reproduce`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import simpy
+
+
+def bare_simpy_rate(n: int = 1_000_000) -> float:
+    """Events per second of one process yielding env.timeout(1) n times."""
+    env = simpy.Environment()
+
+    def proc():
+        for _ in range(n):
+            yield env.timeout(1)
+
+    env.process(proc())
+    t = time.perf_counter()
+    env.run()
+    return n / (time.perf_counter() - t)
+
+
+def t5220_64_users(seed: int = 1):
+    from sim import scenario
+    from sim.run import run
+
+    sc = scenario.load(None, {"users": 64, "think_time": "0 s", "keying_time": "0 s", "run.seed": seed,
+                              "run.target_half_width": "1%"}, profile="t5220", workload="tpcc")
+    return run(sc)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--reproduce", action="store_true", help="also time `oltpsim reproduce`")
+    args = ap.parse_args()
+    bare = statistics.median(bare_simpy_rate() for _ in range(args.repeat))
+    print(f"bare SimPy: {bare / 1e3:,.0f} k events/s ({1e6 / bare:.2f} us per event)")
+    runs = [t5220_64_users(seed) for seed in range(1, args.repeat + 1)]
+    wall = statistics.median(r.wall_time for r in runs)
+    rate = statistics.median(r.events / r.wall_time for r in runs)
+    simrate = statistics.median(r.simulated_time / r.wall_time for r in runs)
+    r = runs[0]
+    print(f"T5220 64 users to a {100 * r.tpm_half_width / r.tpm:.2f}% half-width: {wall:.1f} s wall (median of "
+          f"{args.repeat}), {r.simulated_time:.0f} s simulated, {rate / 1e3:,.0f} k events/s, "
+          f"{simrate:.2f} simulated s per wall s, {r.events / (r.throughput_per_s * r.simulated_time):.1f} events "
+          f"per transaction")
+    print(f"model event cost: {bare / rate:.2f} x a bare SimPy event")
+    if args.reproduce:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "sim.cli", "reproduce"], check=False, stdout=subprocess.DEVNULL)
+        print(f"oltpsim reproduce: {time.perf_counter() - t:.0f} s wall")
+
+
+if __name__ == "__main__":
+    main()
