@@ -184,8 +184,9 @@ def build(cls: type, data: Any, src: Source | None = None) -> Any:
         elif dataclasses.is_dataclass(hints[name]):
             kwargs[name] = build(hints[name], {}, src.at(name))  # a section left out: all its defaults
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise src.at(name).error(f"missing key: expected {_describe(hints[name])}"
-                                     f" ({f.metadata.get('doc', name)})")
+            kind = f.metadata.get("kind")
+            what = units.expected(kind) if kind else _describe(hints[name])
+            raise src.at(name).error(f"missing key: expected {what} ({f.metadata.get('doc', name)})")
     obj = cls(**kwargs)
     check = getattr(obj, "check", None)
     if check is not None:

@@ -1,0 +1,157 @@
+"""Bad input: every malformed profile or scenario gives one clear message naming the file,
+the key path, the bad value and what was expected; the CLI exits 2 with no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sim import scenario, units
+from sim.config import ConfigError, OltpsimError
+from sim.hardware.profile import load_profile, profile_names
+
+ROOT = Path(__file__).resolve().parents[1]
+T5220 = yaml.safe_load((ROOT / "hardware_profiles" / "t5220.yaml").read_text())
+
+
+def write_profile(tmp_path: Path, mutate) -> Path:
+    data = yaml.safe_load(yaml.safe_dump(T5220))
+    mutate(data)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def error_of(tmp_path, mutate) -> ConfigError:
+    path = write_profile(tmp_path, mutate)
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+def test_units_convert_to_si():
+    assert units.parse("1.4 GHz", "frequency") == pytest.approx(1.4e9)
+    assert units.parse("8 KB", "size") == 8192
+    assert units.parse("4.5 ms", "time") == pytest.approx(0.0045)
+    assert units.parse("110 ns", "time") == pytest.approx(110e-9)
+    assert units.parse("7200 rpm", "rotation") == pytest.approx(120.0)
+    assert units.parse("40%", "fraction") == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("value, kind, fragment", [
+    ("8", "size", "missing unit"), (8, "size", "missing unit"), ("8 XB", "size", "unknown unit 'XB'"),
+    ("fast", "time", "a time with a unit"), ("1.4 Ghz", "frequency", "unknown unit 'Ghz'"), (True, "time", "a time with a unit"),
+])
+def test_units_refuse(value, kind, fragment):
+    with pytest.raises(units.UnitError, match=fragment):
+        units.parse(value, kind)
+
+
+def test_missing_key(tmp_path):
+    e = error_of(tmp_path, lambda d: d["cpu"].pop("clock"))
+    assert e.path == "cpu.clock" and "missing key" in e.problem and "frequency" in e.problem
+
+
+def test_unknown_key_suggests_the_close_one(tmp_path):
+    e = error_of(tmp_path, lambda d: d["cpu"].__setitem__("clok", "1 GHz"))
+    assert e.path == "cpu.clok" and "did you mean 'clock'" in e.problem
+
+
+def test_wrong_type(tmp_path):
+    e = error_of(tmp_path, lambda d: d["cpu"].__setitem__("sockets", "two"))
+    assert e.path == "cpu.sockets" and "'two'" in e.problem and "whole number" in e.problem
+
+
+def test_unknown_unit(tmp_path):
+    e = error_of(tmp_path, lambda d: d["memory"].__setitem__("latency", "105 nsec"))
+    assert e.path == "memory.latency" and "unknown unit 'nsec'" in e.problem and "'105 nsec'" in e.problem
+
+
+def test_missing_unit(tmp_path):
+    e = error_of(tmp_path, lambda d: d["cpu"].__setitem__("clock", 1.4))
+    assert e.path == "cpu.clock" and "missing unit" in e.problem
+
+
+@pytest.mark.parametrize("key, value", [("clock", "0 GHz"), ("clock", "-1 GHz"), ("cpi_issue", 0)])
+def test_zero_or_negative(tmp_path, key, value):
+    e = error_of(tmp_path, lambda d: d["cpu"].__setitem__(key, value))
+    assert e.path == f"cpu.{key}" and "positive" in e.problem
+
+
+def test_strands_not_a_multiple_of_pipelines(tmp_path):
+    e = error_of(tmp_path, lambda d: d["cpu"].__setitem__("pipelines_per_core", 3))
+    assert e.path == "cpu.strands_per_core" and "multiple of pipelines_per_core (3)" in e.problem
+
+
+def test_no_storage_is_refused(tmp_path):
+    e = error_of(tmp_path, lambda d: d.__setitem__("storage", {"disk_groups": {}}))
+    assert "storage" in e.path and "at least one" in e.problem
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: x\ncpu:\n  sockets: [1, 2\nmemory: {}\n")
+    with pytest.raises(ConfigError, match=r"broken.yaml: .*YAML syntax error at line \d+"):
+        load_profile(path)
+
+
+def test_unknown_profile_lists_the_known_ones():
+    with pytest.raises(OltpsimError) as info:
+        load_profile("t5221")
+    assert "did you mean 't5220'" in str(info.value)
+    for name in profile_names():
+        assert name in str(info.value)
+
+
+def test_unknown_workload_lists_the_known_ones():
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {}, profile="t5220", workload="tpcd")
+    assert info.value.path == "workload" and "tpcc" in str(info.value)
+
+
+def test_bad_workload_parameter_names_its_path():
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": -3}, profile="t5220", workload="tpcc")
+    assert info.value.path == "params.users" and "-3" in info.value.problem
+
+
+def test_unknown_device_for_redo():
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 4, "database.redo_device": "aray"}, profile="t5220", workload="tpcc")
+    assert info.value.path == "database.redo_device" and "array" in info.value.problem
+
+
+def test_every_builtin_profile_loads_and_derives_cpu_count():
+    for name in profile_names():
+        p = load_profile(name)
+        assert p.cpu_count == p.cpu.sockets * p.cpu.cores_per_socket * p.cpu.strands_per_core
+        assert p.derived()["memory_latency_cycles"] > 0
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["run", "--profile", "t5221", "--workload", "tpcc"], "unknown hardware profile 't5221'"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "userz=3"], "params.userz: unknown key"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "run.max_time=5"],
+     "run.max_time: got 5; expected missing unit"),
+    (["profile", "show", "nosuch"], "unknown hardware profile"),
+    (["reproduce", "nosuch.experiment"], "unknown experiment"),
+])
+def test_cli_exits_2_with_one_line_and_no_traceback(args, fragment):
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert fragment in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_bad_scenario_file_names_the_file(tmp_path):
+    path = tmp_path / "sc.yaml"
+    path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\nrun: {warmup: 2}\n")
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert f"{path}: run.warmup: got 2; expected missing unit" in proc.stderr

@@ -1,0 +1,79 @@
+"""Whole runs: reproducibility, Little's law, bounds of the closed system, monotonicity."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from sim import scenario
+from sim.run import run
+
+SHORT = {"run.warmup": "0.5 s", "run.batch": "0.5 s", "run.min_batches": "4", "run.max_time": "3 s"}
+
+
+def t5220(users: int, **extra):
+    overrides = {"users": users, "think_time": "0 s", "keying_time": "0 s", **SHORT, **extra}
+    return scenario.load(None, overrides, profile="t5220", workload="tpcc")
+
+
+def without_wall_time(r):
+    d = r.to_dict()
+    d.pop("wall_time")
+    return d
+
+
+def test_same_seed_same_numbers_bit_for_bit():
+    a, b = run(t5220(16)), run(t5220(16))
+    assert without_wall_time(a) == without_wall_time(b)
+
+
+def test_another_seed_other_numbers():
+    a, b = run(t5220(16)), run(t5220(16, **{"run.seed": "2"}))
+    assert a.tpm != b.tpm
+
+
+@pytest.mark.parametrize("users", [4, 32])
+def test_littles_law_for_the_closed_system(users):
+    """N = X (R + Z): with zero think and keying time every user is always in a transaction."""
+    r = run(t5220(users))
+    n_resp = sum(v["count"] for v in r.response.values())
+    mean_r = sum(v["count"] * v["mean"] for v in r.response.values()) / n_resp
+    x = n_resp / r.measured_time
+    # A transaction in flight at the start or end of the window is not counted: the error is
+    # at most users / completions, about 0.5% here.
+    assert x * mean_r == pytest.approx(users, rel=0.02)
+
+
+def test_cpu_figures_add_up_and_stay_in_range():
+    r = run(t5220(64))
+    assert r.cpu_idle + r.cpu_usr + r.cpu_sys == pytest.approx(100.0, abs=1e-6)
+    assert all(0.0 <= u <= 100.0 + 1e-9 for u in r.core_utilisation + r.strand_utilisation)
+    # corestat shows less than mpstat on CMT: a busy strand does not keep a pipeline busy.
+    assert sum(r.core_utilisation) / len(r.core_utilisation) < sum(r.strand_utilisation) / len(r.strand_utilisation)
+
+
+def test_throughput_respects_the_bounds_of_a_closed_system():
+    """X <= N / (D + Z) and X <= capacity: with think time, no faster than the users allow."""
+    users, think = 32, 0.05
+    r = run(t5220(users, think_time=f"{think} s"))
+    demand = min(v["mean"] for v in r.response.values())  # a lower bound on any transaction's time
+    assert r.throughput_per_s <= users / (demand + think) * 1.02
+
+
+def test_throughput_never_rises_when_memory_gets_slower():
+    base = t5220(32)
+    slow_mem = dataclasses.replace(base.profile.memory, latency=base.profile.memory.latency * 1.5)
+    slower = dataclasses.replace(base, profile=dataclasses.replace(base.profile, memory=slow_mem))
+    assert run(slower).tpm < run(base).tpm
+
+
+def test_more_users_than_strands_queue_in_the_run_queue():
+    """Every user is on a strand, in the run queue, or waiting for its commit (Little's law on
+    each state); LGWR adds at most one process to the count."""
+    users = 96
+    r = run(t5220(users))
+    busy = (100.0 - r.cpu_idle) / 100.0 * 64
+    syncing = next(e["time_s"] for e in r.top_events if e["event"] == "log file sync") / r.measured_time
+    assert r.run_queue == pytest.approx(users - busy - syncing, abs=1.5)
+    assert r.run_queue > 5 and r.cpu_idle < 2.0
