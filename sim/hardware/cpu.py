@@ -18,6 +18,7 @@ timeout fires at the earliest tag, and a timeout made stale by a later change is
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -131,7 +132,9 @@ class PipelineGroup:
         self._advance()
         finished = []
         heap = self.heap
-        limit = self.vt + _TAG_SLACK
+        # A timeout can fire a hair short of its tag: simulated time has finite resolution, and
+        # so has vt. Accept what the float spacing of either cannot tell apart from done.
+        limit = self.vt + _TAG_SLACK + 4.0 * (math.ulp(self.vt) + self.rates[self.busy] * math.ulp(self.env.now))
         while heap and heap[0][0] <= limit:
             _tag, _seq, sys_share, done = heapq.heappop(heap)
             self.busy -= 1
