@@ -138,21 +138,32 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
     scenario = scenario_file or {}
     kind = "dask" if (scheduler or dask_local) else "process"
-    res = sw.sweep(scenario, sw.parse_vary(varies) or None, points_file, replications, overrides=fixed,
+    vary = sw.parse_vary(varies) or None
+    points = sw.read_points(points_file) if points_file else None
+    varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
+    for opt, setting in [("--plot", plot_x)] * bool(plot_x) + [("--by", b) for b in by]:
+        if setting not in varied:   # checked now, not after the whole sweep has run
+            raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
+    res = sw.sweep(scenario, vary, points, replications, overrides=fixed,
                    out=out or sw.default_out(scenario_file or f"{profile}-{workload}"), executor=kind,
                    workers=dask_local or jobs, scheduler=scheduler)
     click.echo(f"{len(res.table)} runs on {res.executor}: {res.computed} simulated now, {res.reused} found "
                f"finished in {res.out / 'points.jsonl'}", err=True)
     m = metric or res.metric
+    if m not in res.table:
+        from sim.config import suggest
+
+        raise OltpsimError(f"--metric {m}: no such figure{suggest(m, res.table.columns)}; the results are saved in "
+                           f"{res.out} (columns of results.csv)")
     summ = res.summary([m])
     rows = []
-    for _, r in summ.iterrows():
-        ci = "" if r[f"{m}.ci95"] != r[f"{m}.ci95"] else f"± {r[f'{m}.ci95']:,.4g}"
+    for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)
+        ci = "" if r[f"{m}.ci95"] != r[f"{m}.ci95"] else f"± {_figure(r[f'{m}.ci95'])}"
         outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
         rows.append([r["point"], *(r[k] for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
-                     "" if r[m] != r[m] else f"{r[m]:,.6g}", ci, outcome[:100]])
+                     "" if r[m] != r[m] else _figure(r[m]), ci, outcome[:100]])
     click.echo(_table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
                       "r" + "l" * len(res.varied) + "rrrl"))
     if plot_x:
@@ -161,6 +172,10 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         res.files.append(path)
     for f in res.files:
         click.echo(f"wrote {f}", err=True)
+
+
+def _figure(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 @main.command()
