@@ -5,6 +5,9 @@ whatever runs the work. Dask is reached through its own `Client.get_executor()`;
 home-made distribution layer. `slots` is how many runs can usefully be in flight at once:
 callers keep about that many submitted, so that results come back (and get saved) as they
 finish and a sweep of thousands of points never queues thousands of futures.
+
+A Dask LocalCluster starts its workers with multiprocessing's "spawn", which re-imports the
+main module: from a script, call it under `if __name__ == "__main__":`.
 """
 
 from __future__ import annotations

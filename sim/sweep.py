@@ -322,6 +322,8 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     if isinstance(points, (str, Path)):
         points = read_points(points)
     pts = points if points is not None else grid(vary or {})
+    if not pts:
+        raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
     runs = plan(base, source, pts, replications)
     varied = list(dict.fromkeys(k for p in pts for k in p))
     out = Path(out) if out is not None else default_out(scenario)
