@@ -106,6 +106,79 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
 
 
 @main.command()
+@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--profile", help="hardware profile name or path (overrides the file's)")
+@click.option("--workload", help="workload name (overrides the file's)")
+@click.option("--vary", "varies", multiple=True, metavar="KEY=V1,V2,...",
+              help="values to sweep (all combinations): users=8,16,32  database.db_cache='1 GB','2 GB'")
+@click.option("--points", "points_file", type=click.Path(dir_okay=False),
+              help="an explicit list of points instead: YAML list of mappings, or CSV with a column per setting")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a setting fixed for the whole sweep")
+@click.option("--replications", "-r", type=int, default=1, show_default=True,
+              help="runs per point; replication r uses the same seed at every point")
+@click.option("--out", type=click.Path(file_okay=False),
+              help="output folder (default: sweep-<scenario name>); rerun with it to resume")
+@click.option("--jobs", "-j", type=int, help="local worker processes (default: all cores)")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
+@click.option("--dask-local", type=int, metavar="N", help="run on a Dask LocalCluster of N processes started here")
+@click.option("--metric", help="figure summarised and plotted (default: tpm, or elapsed for batch jobs)")
+@click.option("--plot", "plot_x", metavar="SETTING", help="plot the metric against this varied setting")
+@click.option("--by", multiple=True, metavar="SETTING", help="one line per value of this setting (default: the others)")
+def sweep(scenario_file, profile, workload, varies, points_file, sets, replications, out, jobs, scheduler, dask_local,
+          metric, plot_x, by):
+    """Run many what-ifs: every point x replication, saved as it finishes, resumable."""
+    from sim import sweep as sw
+    from sim.report import _table
+
+    if scenario_file is None and (profile is None or workload is None):
+        raise OltpsimError("give a scenario file, or both --profile and --workload")
+    if scheduler and dask_local:
+        raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
+    fixed = _parse_sets(sets)
+    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
+    scenario = scenario_file or {}
+    kind = "dask" if (scheduler or dask_local) else "process"
+    vary = sw.parse_vary(varies) or None
+    points = sw.read_points(points_file) if points_file else None
+    varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
+    for opt, setting in [("--plot", plot_x)] * bool(plot_x) + [("--by", b) for b in by]:
+        if setting not in varied:   # checked now, not after the whole sweep has run
+            raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
+    res = sw.sweep(scenario, vary, points, replications, overrides=fixed,
+                   out=out or sw.default_out(scenario_file or f"{profile}-{workload}"), executor=kind,
+                   workers=dask_local or jobs, scheduler=scheduler)
+    click.echo(f"{len(res.table)} runs on {res.executor}: {res.computed} simulated now, {res.reused} found "
+               f"finished in {res.out / 'points.jsonl'}", err=True)
+    m = metric or res.metric
+    if m not in res.table:
+        from sim.config import suggest
+
+        raise OltpsimError(f"--metric {m}: no such figure{suggest(m, res.table.columns)}; the results are saved in "
+                           f"{res.out} (columns of results.csv)")
+    summ = res.summary([m])
+    rows = []
+    for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)
+        ci = "" if r[f"{m}.ci95"] != r[f"{m}.ci95"] else f"± {_figure(r[f'{m}.ci95'])}"
+        outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
+        status, _, why = outcome.partition(": ")
+        outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
+        rows.append([r["point"], *(r[k] for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
+                     "" if r[m] != r[m] else _figure(r[m]), ci, outcome[:100]])
+    click.echo(_table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
+                      "r" + "l" * len(res.varied) + "rrrl"))
+    if plot_x:
+        path = res.out / f"{m}-vs-{plot_x}.png"
+        res.plot(plot_x, list(by) or None, m, path)
+        res.files.append(path)
+    for f in res.files:
+        click.echo(f"wrote {f}", err=True)
+
+
+def _figure(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+@main.command()
 def profiles():
     """List the built-in hardware profiles."""
     from sim.hardware.profile import load_profile, profile_names

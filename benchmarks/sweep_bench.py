@@ -1,0 +1,65 @@
+"""Speed of a sweep on each executor (measured, not asserted): run `python benchmarks/sweep_bench.py`.
+
+A 40-run sweep (T5220 TPC-C, 8 to 64 users x 5 replications, each run 0.2-1 s of wall time)
+in this process, on a local process pool and on a Dask LocalCluster of single-threaded
+processes. Prints each executor's wall time (start and stop included), the pool's speed-up
+over serial, Dask's overhead over the pool in total and per run, and checks that all three
+produced the same numbers. On a shared machine, note the load average printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+from sim import sweep as sw
+
+SCENARIO = {"profile": "t5220", "workload": "tpcc", "params": {"users": 8, "think_time": "0 s", "keying_time": "0 s"},
+            "database": {"redo_device": "array"},
+            "run": {"warmup": "0.5 s", "batch": "0.5 s", "min_batches": 4, "max_time": "2 s"}}
+VARY = {"users": [8, 16, 24, 32, 40, 48, 56, 64]}
+REPLICATIONS = 5
+
+
+def timed_sweep(executor: str, workers: int | None):
+    with tempfile.TemporaryDirectory() as out:
+        t = time.perf_counter()
+        res = sw.sweep(SCENARIO, VARY, replications=REPLICATIONS, out=out, executor=executor, workers=workers,
+                       progress=False)
+        return time.perf_counter() - t, res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    sw.sweep(SCENARIO, {"users": [8]}, out=tempfile.mkdtemp(), executor="serial", progress=False)  # imports, once
+    walls: dict[str, list[float]] = {"serial": [], "pool": [], "dask": []}
+    tables = {}
+    for _ in range(args.repeat):
+        for name, kind in (("serial", "serial"), ("pool", "process"), ("dask", "dask")):
+            wall, res = timed_sweep(kind, None if kind == "serial" else args.workers)
+            walls[name].append(wall)
+            tables[name] = res.table
+    w = {k: statistics.median(v) for k, v in walls.items()}
+    runs = len(tables["serial"])
+    busy = tables["serial"]["wall_time"].sum()
+    print(f"{runs} runs, {busy:.1f} s of simulation in total (serial, inside run())")
+    print(f"serial:                       {w['serial']:6.1f} s")
+    print(f"process pool ({args.workers} workers):     {w['pool']:6.1f} s   speed-up {w['serial'] / w['pool']:.2f}x")
+    print(f"Dask LocalCluster ({args.workers}x1 thread): {w['dask']:6.1f} s   speed-up {w['serial'] / w['dask']:.2f}x; "
+          f"overhead over the pool {w['dask'] - w['pool']:+.1f} s ({100 * (w['dask'] / w['pool'] - 1):+.0f}%, "
+          f"{1000 * (w['dask'] - w['pool']) / runs:+.0f} ms per run)")
+    figures = ["tpm", "cpu_idle", "events"]
+    same = all(tables[k][figures].equals(tables["serial"][figures]) for k in ("pool", "dask"))
+    print(f"same numbers on all three executors: {'yes' if same else 'NO'}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

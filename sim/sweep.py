@@ -1,0 +1,500 @@
+"""Sweeps: many what-ifs at once, run where there are cores, never losing a finished run.
+
+A sweep is a base scenario, the settings to vary (a cartesian grid of values, or an explicit
+list of points) and a number of replications. Replication 0 runs with the scenario's own
+seed (so it matches `oltpsim run`), replication r > 0 with a seed derived from (that seed, r)
+alone: every point of a replication draws the same random numbers (common random numbers),
+so the difference between two points is the change, not noise. Confidence intervals come
+from the spread across replications (Student t).
+
+Every point is checked before anything runs. A value that makes no valid scenario anywhere
+(a typo, a unit that does not parse) is bad input: one error, nothing runs. A combination
+the model refuses while each of its values works elsewhere (a redo device the other profile
+lacks) is an outcome: recorded as "invalid" with its reason, like a run that ends
+"out_of_memory" or fails with an error; the sweep carries on.
+
+The output folder holds:
+
+    points.jsonl     one JSON line per finished run (point x replication), flushed and fsynced
+                     as it finishes. Started again with the same arguments, a sweep skips the
+                     runs found here (keyed by a hash of the resolved inputs and the
+                     replication) and completes the rest.
+    results.csv      one row per run: the varied settings, every input (in.*), every output;
+    results.parquet  the same table, typed.
+    summary.csv      one row per point: mean and 95% half-width across replications.
+    sweep.json       what was asked.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from sim.config import OltpsimError, parse_scalar, read_yaml
+from sim.executors import open_executor
+from sim.scenario import Scenario, apply_overrides, resolve
+
+OUTPUT_STATUSES = ("ok", "timeout")   # runs whose figures enter the confidence intervals
+
+
+# ---------------------------------------------------------------- what to run
+
+def parse_vary(items: Iterable[str]) -> dict[str, list]:
+    """--vary options: 'users=8,16,32', "database.db_cache=1 GB,2 GB" or 'users=[8, 16]'."""
+    out: dict[str, list] = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not eq or not key or not text:
+            raise OltpsimError(f"--vary {item!r}: expected KEY=V1,V2,..., e.g. users=8,16,32 or "
+                               f"database.db_cache='1 GB','2 GB'")
+        if key in out:
+            raise OltpsimError(f"--vary {key}: given twice; list all its values in one --vary")
+        values = parse_scalar(text) if text.startswith("[") else [parse_scalar(v.strip()) for v in text.split(",")]
+        if not isinstance(values, list) or not values or any(v is None for v in values):
+            raise OltpsimError(f"--vary {item!r}: expected a comma-separated list of values, none of them empty")
+        out[key] = values
+    return out
+
+
+def grid(vary: dict[str, list]) -> list[dict]:
+    """The cartesian product of the varied values, the first key varying slowest."""
+    keys = list(vary)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(vary[k] for k in keys))]
+
+
+def read_points(path: str | Path) -> list[dict]:
+    """An explicit list of points: a YAML list of mappings, or a CSV with one column per setting."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        try:
+            with path.open(newline="") as f:
+                rows = list(csv.DictReader(f))
+        except OSError as exc:
+            raise OltpsimError(f"{path}: cannot read: {exc.strerror}") from None
+        points = [{k.strip(): parse_scalar(v.strip()) for k, v in row.items() if k and v is not None and v.strip()}
+                  for row in rows]
+    else:
+        points = read_yaml(path)
+        if isinstance(points, dict) and "points" in points:
+            points = points["points"]
+    if not isinstance(points, list) or not points or not all(isinstance(p, dict) and p for p in points):
+        raise OltpsimError(f"{path}: expected a non-empty list of points, each a mapping of settings "
+                           f"(YAML: '- {{users: 8, database.db_cache: 1 GB}}'; CSV: a header row of settings)")
+    return points
+
+
+def replication_seed(base: int, replication: int) -> int:
+    """The seed of a replication: a function of (base seed, replication) only, never of the point."""
+    if replication == 0:
+        return base
+    return int(np.random.SeedSequence([base, replication]).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class Run:
+    """One planned run: a point of the sweep in one replication."""
+
+    point: int
+    replication: int
+    settings: dict           # the varied settings, as given
+    key: str                 # stable hash of the resolved inputs and the replication
+    scenario: Scenario | None
+    problem: str = ""        # why a refused combination cannot run
+
+
+def _canonical(sc: Scenario) -> dict:
+    spec = dataclasses.asdict(sc.spec)
+    spec["params"] = dataclasses.asdict(sc.params)
+    return {"scenario": spec, "profile": dataclasses.asdict(sc.profile)}
+
+
+def _hash(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _label(settings: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in settings.items())
+
+
+def plan(base: dict, source: str, points: list[dict], replications: int) -> list[Run]:
+    """Check every point, then list the runs, replication by replication."""
+    if replications < 1:
+        raise OltpsimError(f"replications: got {replications}; expected at least 1")
+    checked = []
+    for settings in points:
+        data = apply_overrides(base, settings)
+        try:
+            checked.append((settings, data, resolve(data, f"{source} [{_label(settings)}]" if settings else source), ""))
+        except OltpsimError as exc:
+            checked.append((settings, data, None, str(exc)))
+    _refuse_bad_input(checked)
+    runs = []
+    for r in range(replications):
+        for i, (settings, data, sc, problem) in enumerate(checked):
+            if sc is None:
+                runs.append(Run(i, r, settings, _hash({"refused": data, "replication": r}), None, problem))
+                continue
+            seed = replication_seed(sc.spec.run.seed, r)
+            sc = dataclasses.replace(sc, spec=dataclasses.replace(
+                sc.spec, run=dataclasses.replace(sc.spec.run, seed=seed)))
+            runs.append(Run(i, r, settings, _hash({**_canonical(sc), "replication": r}), sc))
+    return runs
+
+
+def _refuse_bad_input(checked: list[tuple]) -> None:
+    """A value that fails at every point it appears in is bad input, not an outcome."""
+    works, first_problem = set(), {}
+    for settings, _data, sc, problem in checked:
+        for k, v in settings.items():
+            tag = (k, json.dumps(v, default=str))
+            first_problem.setdefault(tag, problem)
+            if sc is not None:
+                works.add(tag)
+    for (k, v), problem in first_problem.items():
+        if (k, v) not in works:
+            raise OltpsimError(f"{k}={json.loads(v)!r} makes no valid scenario at any point: {problem}")
+    if all(sc is None for _s, _d, sc, _p in checked):
+        raise OltpsimError(checked[0][3])
+
+
+# ---------------------------------------------------------------- where results go
+
+class Journal:
+    """points.jsonl: one JSON line per finished run, on disk before the next one is recorded."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._repair_tail()
+
+    def _repair_tail(self) -> None:
+        # A kill in the middle of a write leaves a partial last line: cut it, keep the rest.
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with self.path.open("r+b") as f:
+                f.truncate(data.rfind(b"\n") + 1)
+
+    def read(self) -> dict[str, dict]:
+        records: dict[str, dict] = {}
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                records[rec["key"]] = rec
+        return records
+
+    def append(self, record: dict) -> None:
+        line = json.dumps(record, default=_json_default) + "\n"
+        with self.path.open("a") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    return str(x)
+
+
+def _flatten(prefix: str, value: Any, out: dict) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}", v, out)
+    elif isinstance(value, (list, tuple)):
+        out[prefix] = json.dumps(value, default=_json_default)
+    else:
+        out[prefix] = value
+
+
+def _row(run: Run, outcome: dict) -> dict:
+    """The table row of a run: its place in the sweep, every input, every output."""
+    row: dict[str, Any] = {"point": run.point, "replication": run.replication, **run.settings}
+    if run.scenario is not None:
+        spec = _canonical(run.scenario)["scenario"]
+        for k in ("profile", "workload", "name"):
+            row[f"in.{k}"] = spec.pop(k)
+        row["in.profile"] = run.scenario.profile.name
+        for k, v in spec.items():
+            _flatten(f"in.{k}", v, row)
+    for k, v in outcome.get("row", {}).items():
+        if not (k.startswith("in.") and k in row) and not isinstance(v, dict):
+            _flatten(k, v, row)
+    row["status"], row["message"] = outcome["status"], outcome.get("message", "")
+    row["seed"] = run.scenario.spec.run.seed if run.scenario is not None else None
+    return row
+
+
+def run_one(scenario: Scenario) -> dict:
+    """Run one point wherever the executor put it; any failure comes back as data."""
+    import traceback
+
+    from sim.run import run
+
+    try:
+        result = run(scenario)
+    except OltpsimError as exc:      # refused by the model while it was being built
+        return {"status": "invalid", "message": str(exc)}
+    except Exception as exc:         # noqa: BLE001 - a failing point must not stop the sweep
+        return {"status": "error", "message": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(limit=-4)}
+    return {"status": result.status, "message": result.message, "row": result.flat(), "result": result.to_dict()}
+
+
+# ---------------------------------------------------------------- the sweep
+
+@dataclass
+class SweepResult:
+    out: Path
+    table: Any                  # pandas DataFrame, one row per run
+    varied: list[str]
+    computed: int               # runs simulated by this call
+    reused: int                 # runs found finished in points.jsonl
+    executor: str = ""
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def metric(self) -> str:
+        """The primary figure: TPM for steady-state workloads, elapsed time for batch jobs."""
+        return primary_metric(self.table)
+
+    def summary(self, metrics: list[str] | None = None):
+        return summarize(self.table, self.varied, metrics or [self.metric])
+
+    def plot(self, x: str, by: str | list[str] | None = None, metric: str | None = None, path=None):
+        return plot(self.table, metric or self.metric, x, self.varied, by, path)
+
+
+def _load_base(scenario: str | Path | dict, overrides: dict | None) -> tuple[dict, str]:
+    if isinstance(scenario, dict):
+        data, source = dict(scenario), "<scenario>"
+    else:
+        data, source = read_yaml(scenario), str(scenario)
+        if not isinstance(data, dict):
+            raise OltpsimError(f"{scenario}: expected a mapping with profile, workload, params, ...")
+    return apply_overrides(data, overrides or {}), source
+
+
+def default_out(scenario: str | Path | dict) -> Path:
+    if isinstance(scenario, dict):
+        stem = scenario.get("name") or f"{scenario.get('profile', 'scenario')}-{scenario.get('workload', '')}"
+    else:
+        stem = Path(scenario).stem
+    return Path(f"sweep-{Path(str(stem)).name}")
+
+
+def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
+          points: list[dict] | str | Path | None = None, replications: int = 1, *,
+          overrides: dict | None = None, out: str | Path | None = None, executor=None,
+          workers: int | None = None, scheduler: str | None = None,
+          progress: bool | None = None) -> SweepResult:
+    """Run every point x replication, resuming from `out` if an earlier call left runs there.
+
+    scenario: a scenario YAML path or mapping; vary: {setting: [values]} for a grid, or
+    points: a list of {setting: value} (or a YAML/CSV file of them); overrides: settings
+    fixed for the whole sweep. executor: "process" (default, `workers` processes, all cores
+    if None), "serial", "dask" (the cluster at `scheduler`, else a LocalCluster of
+    `workers`), or an Executor of your own.
+    """
+    if vary and points is not None:
+        raise OltpsimError("give settings to vary or a list of points, not both")
+    base, source = _load_base(scenario, overrides)
+    if isinstance(points, (str, Path)):
+        points = read_points(points)
+    pts = points if points is not None else grid(vary or {})
+    if not pts:
+        raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
+    runs = plan(base, source, pts, replications)
+    varied = list(dict.fromkeys(k for p in pts for k in p))
+    out = Path(out) if out is not None else default_out(scenario)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
+                                                "replications": replications, "runs": len(runs)},
+                                               indent=2, default=_json_default))
+    journal = Journal(out / "points.jsonl")
+    done = journal.read()
+    todo = [r for r in runs if r.key not in done]
+    reused = len(runs) - len(todo)
+    for r in todo:
+        if r.scenario is None:   # a refused combination is an outcome: record it, do not run it
+            journal.append(_record(r, {"status": "invalid", "message": r.problem}))
+    todo = [r for r in todo if r.scenario is not None]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    with open_executor(executor, workers, scheduler) as ex:
+        _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
+    records = journal.read()
+    table = _table([records[r.key]["row"] for r in runs])
+    result = SweepResult(out, table, varied, computed=len(todo), reused=reused, executor=ex.description)
+    result.files = write_tables(result)
+    return result
+
+
+def _record(run: Run, outcome: dict) -> dict:
+    return {"key": run.key, "point": run.point, "replication": run.replication, "settings": run.settings,
+            "status": outcome["status"], "message": outcome.get("message", ""), "finished_at": time.time(),
+            "row": _row(run, outcome), "result": outcome.get("result"), "traceback": outcome.get("traceback")}
+
+
+def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int, total: int) -> None:
+    from tqdm import tqdm
+
+    pending: dict = {}
+    queue = iter(todo)
+
+    def fill() -> None:
+        while len(pending) < ex.slots:
+            run = next(queue, None)
+            if run is None:
+                return
+            pending[ex.executor.submit(run_one, run.scenario)] = run
+
+    with tqdm(total=total, initial=initial, desc="sweep", unit="run", disable=not progress,
+              file=sys.stderr, dynamic_ncols=True) as bar:
+        fill()
+        while pending:
+            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                run = pending.pop(fut)
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # the executor failed, not the point: keep it unrecorded
+                    raise OltpsimError(
+                        f"the executor failed while running point {run.point} [{_label(run.settings)}], "
+                        f"replication {run.replication}: {type(exc).__name__}: {exc}. Finished runs are saved "
+                        f"in {journal.path}; run the same command again to complete the rest") from exc
+                journal.append(_record(run, outcome))
+                bar.update()
+            fill()
+
+
+# ---------------------------------------------------------------- tables, intervals, plots
+
+def _table(rows: list[dict]):
+    import pandas as pd
+
+    return pd.DataFrame(rows).sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
+
+
+def primary_metric(table) -> str:
+    return "tpm" if "tpm" in table and table["tpm"].notna().any() else "elapsed"
+
+
+def t_half_width(values: np.ndarray, confidence: float = 0.95) -> float:
+    """Half-width of the Student-t interval of the mean of independent replications."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / math.sqrt(n))
+
+
+def summarize(table, varied: list[str], metrics: list[str]):
+    """One row per point: runs, failures, and for each metric its mean and 95% half-width
+    across the replications that produced figures."""
+    import pandas as pd
+
+    rows = []
+    for point, g in table.groupby("point", sort=True):
+        ok = g[g["status"].isin(OUTPUT_STATUSES)]
+        row = {"point": point, **{k: g[k].iloc[0] for k in varied if k in g}, "runs": len(g), "failed": len(g) - len(ok)}
+        for m in metrics:
+            vals = pd.to_numeric(ok[m], errors="coerce").dropna().to_numpy() if m in ok else np.array([])
+            row[m] = float(vals.mean()) if len(vals) else math.nan
+            row[f"{m}.ci95"] = t_half_width(vals)
+        if len(ok) < len(g):
+            bad = g[~g["status"].isin(OUTPUT_STATUSES)].iloc[0]
+            row["outcome"] = f"{bad['status']}: {bad['message']}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _arrow_safe(table):
+    """Parquet wants one type per column: a column mixing types (e.g. 8 and '8 GB') becomes text."""
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            kinds = {type(v) for v in out[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+            if len(kinds) > 1:
+                out[col] = out[col].map(lambda v: None if v is None else str(v))
+    return out
+
+
+def write_tables(res: SweepResult) -> list[Path]:
+    files = [res.out / "results.csv", res.out / "summary.csv"]
+    res.table.to_csv(files[0], index=False)
+    metrics = [res.metric] + [m for m in ("cpu_idle", "cpu_usr", "cpu_sys", "run_queue") if m in res.table]
+    res.summary(metrics).to_csv(files[1], index=False)
+    try:
+        _arrow_safe(res.table).to_parquet(res.out / "results.parquet", index=False)
+        files.insert(1, res.out / "results.parquet")
+    except ImportError:
+        print("sweep: pyarrow is not installed; results.parquet not written (pip install 'oltpsim[parquet]')",
+              file=sys.stderr)
+    return files
+
+
+def plot(table, metric: str, x: str, varied: list[str], by: str | list[str] | None = None, path=None):
+    """`metric` against the setting `x`, with 95% CI error bars, one line per value of `by`
+    (default: every other varied setting). Returns the matplotlib Figure; saves it to `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if x not in varied:
+        raise OltpsimError(f"--plot {x}: not a varied setting; varied: {', '.join(varied) or 'none'}")
+    by = [by] if isinstance(by, str) else list(by) if by is not None else [k for k in varied if k != x]
+    for b in by:
+        if b not in varied or b == x:
+            raise OltpsimError(f"--by {b}: expected another varied setting: {', '.join(k for k in varied if k != x)}")
+    if metric not in table:
+        raise OltpsimError(f"--metric {metric}: no such column in the results")
+    summ = summarize(table, varied, [metric])
+    xs = list(dict.fromkeys(summ[x]))
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in xs)
+    pos = (lambda v: v) if numeric else (lambda v: xs.index(v))
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    groups = summ.groupby(by, sort=False) if by else [((), summ)]
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        if g[metric].isna().all():   # every run of these points failed: nothing to draw
+            continue
+        g = g.sort_values(x) if numeric else g
+        yerr = g[f"{metric}.ci95"].fillna(0.0)
+        label = ", ".join(f"{b}={v}" for b, v in zip(by, key)) or None
+        ax.errorbar([pos(v) for v in g[x]], g[metric], yerr=yerr, marker="o", capsize=3, label=label)
+    if not numeric:
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_xlabel(x)
+    ax.set_ylabel(metric)
+    ax.set_title(f"{metric} against {x} (95% CI over replications)", fontsize=10)
+    if by:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return fig

@@ -1,0 +1,210 @@
+"""Sweeps: one row per point x replication, common random numbers, confidence intervals,
+nothing lost under SIGKILL, the same numbers on Dask, failing points recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from sim import sweep as sw
+from sim.config import OltpsimError
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_RUN = {"warmup": "0.2 s", "batch": "0.2 s", "min_batches": 2, "max_time": "0.4 s"}
+BASE = {"profile": "t5220", "workload": "tpcc", "params": {"users": 2, "think_time": "0 s", "keying_time": "0 s"},
+        "database": {"redo_device": "array"}, "run": TINY_RUN}
+# Figures that must agree bit for bit between two runs of the same point and seed.
+FIGURES = ["tpm", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue", "events", "rt.new_order.mean"]
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    """users x name, 2 replications, on a local process pool of one worker."""
+    out = tmp_path_factory.mktemp("grid")
+    return sw.sweep(BASE, vary={"users": [2, 8], "name": ["a", "b"]}, replications=2, out=out,
+                    executor="process", workers=1, progress=False)
+
+
+def test_one_row_per_point_and_replication_with_inputs_as_columns(grid):
+    t = grid.table
+    assert len(t) == 4 * 2 and grid.computed == 8 and grid.reused == 0
+    assert sorted(zip(t["point"], t["replication"])) == [(p, r) for p in range(4) for r in range(2)]
+    assert (t["status"] == "ok").all() and (t["tpm"] > 0).all()
+    assert list(t["users"]) == list(t["in.params.users"])          # the varied setting and the resolved input
+    assert (t["in.database.redo_device"] == "array").all() and (t["in.run.max_time"] == 0.4).all()
+    assert t.groupby("users")["tpm"].mean()[8] > 2 * t.groupby("users")["tpm"].mean()[2]
+    csv = pd.read_csv(grid.out / "results.csv")
+    parquet = pd.read_parquet(grid.out / "results.parquet")
+    assert len(csv) == len(parquet) == 8 and list(parquet.columns) == list(t.columns)
+    np.testing.assert_array_equal(parquet["tpm"], t["tpm"])
+
+
+def test_common_random_numbers_across_points(grid):
+    t = grid.table
+    seeds = t.groupby("replication")["seed"].unique()
+    assert [len(s) for s in seeds] == [1, 1]                          # one seed per replication, at every point
+    assert seeds[0][0] == 1 and seeds[1][0] == sw.replication_seed(1, 1) != 1
+    # Points that differ only in their label draw the same numbers and give the same figures.
+    a, b = (t[t["name"] == n].sort_values(["users", "replication"]) for n in ("a", "b"))
+    assert a[FIGURES].to_numpy().tolist() == b[FIGURES].to_numpy().tolist()
+    # ... while the two replications of a point differ.
+    assert a["tpm"].iloc[0] != a["tpm"].iloc[1]
+
+
+def test_the_same_point_gives_the_same_numbers_in_this_process(grid, tmp_path):
+    again = sw.sweep(BASE, vary={"users": [8], "name": ["a"]}, replications=2, out=tmp_path, executor="serial",
+                     progress=False).table
+    first = grid.table[(grid.table["users"] == 8) & (grid.table["name"] == "a")]
+    assert again[FIGURES].to_numpy().tolist() == first[FIGURES].to_numpy().tolist()
+
+
+def test_confidence_interval_is_student_t_across_replications():
+    table = pd.DataFrame({"point": [0, 0, 0, 1], "replication": [0, 1, 2, 0], "users": [8, 8, 8, 16],
+                          "status": ["ok", "ok", "ok", "ok"], "tpm": [1.0, 2.0, 3.0, 5.0]})
+    s = sw.summarize(table, ["users"], ["tpm"])
+    assert s["tpm"].tolist() == [2.0, 5.0]
+    assert s["tpm.ci95"][0] == pytest.approx(4.302653 * 1.0 / np.sqrt(3), rel=1e-6)   # t(0.975, 2) s / sqrt(n)
+    assert np.isnan(s["tpm.ci95"][1])                                                   # one replication: no interval
+
+
+def test_summary_and_plot_show_the_means_with_their_intervals(grid):
+    s = grid.summary()
+    fig = grid.plot("users", by="name")
+    lines = fig.axes[0].lines
+    assert len(fig.axes[0].containers) == 2                                           # one line per name
+    means = s[s["name"] == "a"].sort_values("users")["tpm"].tolist()
+    assert list(lines[0].get_ydata()) == means and list(lines[0].get_xdata()) == [2, 8]
+    with pytest.raises(OltpsimError, match="not a varied setting"):
+        grid.plot("warehouses")
+
+
+def test_a_second_call_reuses_every_finished_run(grid):
+    again = sw.sweep(BASE, vary={"users": [2, 8], "name": ["a", "b"]}, replications=2, out=grid.out,
+                     executor="serial", progress=False)
+    assert again.computed == 0 and again.reused == 8
+    pd.testing.assert_frame_equal(again.table, grid.table)
+
+
+def test_a_partial_last_line_from_a_kill_is_cut_and_the_rest_kept(tmp_path):
+    path = tmp_path / "points.jsonl"
+    path.write_text('{"key": "a", "n": 1}\n{"key": "b", "n": 2}\n{"key": "c", "n"')
+    journal = sw.Journal(path)
+    assert set(journal.read()) == {"a", "b"}
+    journal.append({"key": "c", "n": 3})
+    assert [json.loads(x)["key"] for x in path.read_text().splitlines()] == ["a", "b", "c"]
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text().splitlines(keepends=True) if x.endswith("\n")]
+
+
+def test_killed_with_sigkill_and_started_again_it_completes_the_rest(tmp_path):
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump(BASE))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "sim.cli", "sweep", str(scenario), "--vary", "users=32,64", "--replications", "4",
+           "--jobs", "1", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    journal = out / "points.jsonl"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_lines(journal)) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)   # the pool's worker, orphaned by the kill
+        except ProcessLookupError:
+            pass
+    before = _lines(journal)
+    assert 2 <= len(before) < 8, "the kill should land in the middle of the sweep"
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert f"{8 - len(before)} simulated now, {len(before)} found finished" in second.stderr
+    after = _lines(journal)
+    assert after[: len(before)] == before                        # finished runs untouched (same time stamps)
+    assert len({r["key"] for r in after}) == len(after) == 8     # nothing run twice, nothing missing
+    table = pd.read_csv(out / "results.csv")
+    assert sorted(zip(table["users"], table["replication"])) == [(u, r) for u in (32, 64) for r in range(4)]
+    assert (table["status"] == "ok").all()
+
+
+def test_dask_local_cluster_gives_the_numbers_of_the_local_pool(grid, tmp_path):
+    res = sw.sweep(BASE, vary={"users": [2, 8], "name": ["a"]}, replications=2, out=tmp_path, executor="dask",
+                   workers=2, progress=False)
+    assert res.executor.startswith("Dask LocalCluster of 2")
+    pool = grid.table[grid.table["name"] == "a"].sort_values(["users", "replication"])
+    dask = res.table.sort_values(["users", "replication"])
+    assert dask[FIGURES].to_numpy().tolist() == pool[FIGURES].to_numpy().tolist()
+
+
+def test_without_dask_the_error_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(OltpsimError, match=r"pip install 'oltpsim\[dask\]'"):
+        sw.sweep(BASE, replications=1, out=tmp_path, executor="dask", progress=False)
+
+
+def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypatch):
+    import workloads.tpcc as tpcc
+
+    def admit(self):   # stands in for a workload that models memory, and for a bug
+        if self.params.users == 3:
+            return ("out_of_memory", "SGA + PGA exceed physical memory")
+        if self.params.users == 4:
+            raise RuntimeError("a bug in the model")
+        return None
+
+    monkeypatch.setattr(tpcc.Workload, "admit", admit, raising=False)
+    # rx5670 has no 'array' device and the T5220 no 'redo' one: each value works, two combinations cannot.
+    res = sw.sweep(BASE, vary={"profile": ["t5220", "rx5670"], "database.redo_device": ["array", "redo"]},
+                   out=tmp_path / "combos", executor="serial", progress=False)
+    status = dict(zip(zip(res.table["profile"], res.table["database.redo_device"]), res.table["status"]))
+    assert status == {("t5220", "array"): "ok", ("t5220", "redo"): "invalid",
+                      ("rx5670", "array"): "invalid", ("rx5670", "redo"): "ok"}
+    bad = res.table[res.table["status"] == "invalid"]["message"].iloc[0]
+    assert "database.redo_device" in bad and "expected one of the profile's storage devices" in bad
+    res = sw.sweep(BASE, vary={"users": [2, 3, 4]}, out=tmp_path / "outcomes", executor="serial", progress=False)
+    assert res.table["status"].tolist() == ["ok", "out_of_memory", "error"]
+    assert "exceed physical memory" in res.table["message"][1] and "RuntimeError: a bug" in res.table["message"][2]
+    assert res.summary()["failed"].tolist() == [0, 1, 1]
+
+
+def test_bad_input_is_one_error_before_anything_runs(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(OltpsimError, match=r"users='abc'.*params\.users: got 'abc'; expected a whole number"):
+        sw.sweep(BASE, vary={"users": [2, "abc"]}, out=out, executor="serial", progress=False)
+    with pytest.raises(OltpsimError, match=r"usres.*did you mean 'users'"):
+        sw.sweep(BASE, vary={"usres": [2]}, out=out, executor="serial", progress=False)
+    with pytest.raises(OltpsimError, match="not both"):
+        sw.sweep(BASE, vary={"users": [2]}, points=[{"users": 2}], out=out, progress=False)
+    assert not out.exists()
+
+
+def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
+    assert sw.parse_vary(["users=8,16", "database.db_cache=1 GB,2 GB", "profile=[t5220, t5440]"]) == {
+        "users": [8, 16], "database.db_cache": ["1 GB", "2 GB"], "profile": ["t5220", "t5440"]}
+    for bad in (["users"], ["users=8,,16"], ["users=8", "users=16"]):
+        with pytest.raises(OltpsimError):
+            sw.parse_vary(bad)
+    (tmp_path / "p.csv").write_text("users,database.db_cache\n2,1 GB\n8,2 GB\n")
+    (tmp_path / "p.yaml").write_text("- {users: 2, database.db_cache: 1 GB}\n- {users: 8, database.db_cache: 2 GB}\n")
+    expected = [{"users": 2, "database.db_cache": "1 GB"}, {"users": 8, "database.db_cache": "2 GB"}]
+    assert sw.read_points(tmp_path / "p.csv") == sw.read_points(tmp_path / "p.yaml") == expected
+    runs = sw.plan(BASE, "<test>", expected, replications=2)
+    assert [r.scenario.spec.database.db_cache for r in runs] == [2**30, 2**31] * 2
+    assert len({r.key for r in runs}) == 4
