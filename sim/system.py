@@ -32,12 +32,13 @@ class System:
         self.devices: dict[str, object] = {}
         for name, group in profile.storage.disk_groups.items():
             overhead = group.controller.overhead if group.controller else 0.0
-            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead)
+            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead, group.queue)
                      for i in range(group.count)]
             ctrls = ([Controller(env, f"{name}/c{i}", group.controller.bandwidth) for i in range(group.controllers)]
                      if group.controller else [])
-            # By default a disk group is one volume striped over all its drives (1 MB units, as ASM).
-            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
+            # A disk group is one volume over all its drives (by default striped in 1 MB units, as ASM).
+            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), group.layout,
+                                        group.stripe_unit, ctrls, group.volume_size)
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         # database
