@@ -7,10 +7,12 @@ import zlib
 import numpy as np
 import simpy
 
-from sim.db.instance import Instance
+from sim.db.instance import Instance, data_device
 from sim.hardware.cpu import Cpu, MemoryBehaviour
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
+from sim.os.filesystem import PATHS, FileSystem
+from sim.os.page_cache import MemoryAccount, account
 from sim.scenario import Scenario
 
 
@@ -41,8 +43,14 @@ class System:
                                         group.stripe_unit, ctrls, group.volume_size)
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
+        db, os_spec = scenario.spec.database, scenario.spec.os
+        self.datafiles = None
+        if db.db_cache is not None:   # the data does not all fit: datafiles through a file system
+            volume = self.devices[data_device(db, list(self.devices))]
+            self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
+                                        db.block_size, db.disk_asynch_io, self.rng("datafiles"))
         # database
-        self.instance = Instance(env, self.dispatcher, self.devices, scenario.spec.database)
+        self.instance = Instance(env, self.dispatcher, self.devices, db, self.datafiles)
 
     def rng(self, name: str) -> np.random.Generator:
         return rng_stream(self.seed, name)
@@ -56,6 +64,12 @@ class System:
         spec = self.profile.cpu
         stall = self.memory_latency() * spec.clock / spec.mlp
         self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+
+    def memory(self, processes: int) -> MemoryAccount:
+        """Memory with the SGA and `processes` Oracle processes: what is left is page cache."""
+        mem, spec = self.profile.memory, self.scenario.spec
+        return account(mem.size, mem.swap, mem.kernel, spec.os.bits, spec.database.sga, processes,
+                       spec.database.process_memory)
 
     def reset_stats(self) -> None:
         self.dispatcher.reset_stats()
