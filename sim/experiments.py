@@ -8,6 +8,7 @@ tolerance per metric. Published values are only ever compared with, never fed to
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -50,6 +51,7 @@ class RowSpec:
     set: dict[str, Any] = param("scenario changes for this row (dotted keys; plain keys are workload params)",
                                 default={})
     published: dict[str, Any] = param("published values by metric name (empty: a blind prediction)", default={})
+    quick: bool = param("part of the quick subset even when its experiment is not", default=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,7 +120,10 @@ def select(ids: list[str] | None = None, quick: bool = False) -> list[Experiment
     else:
         chosen = list(paths)
     exps = [load_experiment(paths[k]) for k in chosen]
-    return [e for e in exps if e.quick] if quick else exps
+    if not quick:
+        return exps
+    subset = [e if e.quick else dataclasses.replace(e, rows=tuple(r for r in e.rows if r.quick)) for e in exps]
+    return [e for e in subset if e.rows]
 
 
 def row_scenario_data(exp: ExperimentSpec, row: RowSpec) -> dict:

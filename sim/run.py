@@ -122,6 +122,10 @@ def _collect(system: System, result: Result, span: float) -> None:
             "avg_service_ms": 1000.0 * sum(d.service.total for d in disks) / n if n else 0.0,
             "avg_response_ms": 1000.0 * sum(d.response.total for d in disks) / n if n else 0.0,
         }
+    if inst.datafiles is not None:   # physical I/O of the datafiles, as AWR's Load Profile shows it
+        fs = inst.datafiles
+        result.extra.update(physical_reads_per_s=inst.physical_reads / span, physical_writes_per_s=inst.dbwr.writes / span,
+                            os_cache_hits_per_s=fs.cache_hits / span, disk_reads_per_s=fs.reads / span)
     lg = inst.lgwr
     if lg.writes:
         result.extra["commits_per_log_write"] = lg.commits / lg.writes

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from sim.db.instance import Instance
+from sim.db.instance import Instance, data_device
 from sim.hardware.cpu import Cpu, MemoryBehaviour
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
+from sim.os.filesystem import PATHS, FileSystem
+from sim.os.page_cache import MemoryAccount, account
 from sim.randomness import rng_stream
 from sim.scenario import Scenario
 
@@ -24,16 +26,23 @@ class System:
         self.devices: dict[str, object] = {}
         for name, group in profile.storage.disk_groups.items():
             overhead = group.controller.overhead if group.controller else 0.0
-            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead)
+            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead, group.queue)
                      for i in range(group.count)]
             ctrls = ([Controller(env, f"{name}/c{i}", group.controller.bandwidth) for i in range(group.controllers)]
                      if group.controller else [])
-            # By default a disk group is one volume striped over all its drives (1 MB units, as ASM).
-            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
+            # A disk group is one volume over all its drives (by default striped in 1 MB units, as ASM).
+            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), group.layout,
+                                        group.stripe_unit, ctrls, group.volume_size)
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
+        db, os_spec = scenario.spec.database, scenario.spec.os
+        self.datafiles = None
+        if db.db_cache is not None:   # the data does not all fit: datafiles through a file system
+            volume = self.devices[data_device(db, list(self.devices))]
+            self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
+                                        db.block_size, db.disk_asynch_io, self.rng("datafiles"))
         # database
-        self.instance = Instance(env, self.dispatcher, self.devices, scenario.spec.database)
+        self.instance = Instance(env, self.dispatcher, self.devices, db, self.datafiles)
 
     def rng(self, name: str) -> np.random.Generator:
         return rng_stream(self.seed, name)
@@ -47,6 +56,12 @@ class System:
         spec = self.profile.cpu
         stall = self.memory_latency() * spec.clock / spec.mlp
         self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+
+    def memory(self, processes: int) -> MemoryAccount:
+        """Memory with the SGA and `processes` Oracle processes: what is left is page cache."""
+        mem, spec = self.profile.memory, self.scenario.spec
+        return account(mem.size, mem.swap, mem.kernel, spec.os.bits, spec.database.sga, processes,
+                       spec.database.process_memory)
 
     def reset_stats(self) -> None:
         self.dispatcher.reset_stats()

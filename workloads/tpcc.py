@@ -18,6 +18,17 @@ Constants (each with its source or the single published row it was fitted to):
   pipeline). Other LLC sizes scale by the square-root rule (Hsu, Smith & Young, 2001).
 - SYSCALL_SHARE: kernel share of a shadow process's instructions (SQL*Net round trips,
   semaphore post/wait, timers); fitted to the sys column of tseries.oltp_users, 64-user row.
+- BACKGROUND_PROCESSES: PMON, SMON, DBWR, LGWR, CKPT, RECO and a few more (Oracle 8i).
+
+On another core the same instructions run at that core's speed: the path length is per
+instruction set (the T2 and the UltraSPARC II are both SPARC V9), the misses per instruction
+follow the last-level cache per core, and cpi_issue and memory latency come from the profile.
+
+When the scenario gives a buffer cache (database.db_cache), the data is not all cached: the
+touches on the large objects miss with the probabilities of the buffer-cache model over the
+TPC-C block popularity (workloads/tpcc_blocks.py, sim/db/buffer_cache.py), with the OS page
+cache as a second level when the file system caches. A transaction's CPU is then split into
+bursts around its physical reads, and the blocks it dirties go to DBWR.
 """
 
 from __future__ import annotations
@@ -29,8 +40,10 @@ import bisect
 import numpy as np
 
 from sim.config import Source, param
+from sim.db.buffer_cache import BufferCache
 from sim.metrics import Tally
 from sim.randomness import Draws
+from workloads import tpcc_blocks
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
@@ -49,6 +62,7 @@ INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
 MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
 SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
 _LLC_REF_PER_CORE = 512 * 1024.0  # UltraSPARC T2: 4 MB L2 over 8 cores
+BACKGROUND_PROCESSES = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,12 +101,21 @@ class Workload:
         self.env = system.env
         self.instance = system.instance
         self.draws = Draws(system.rng("tpcc"))
+        self.io_rng = system.rng("tpcc:io")
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
         self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
         self.response = {t: Tally() for t in TYPES}
         self.completed = 0
         cpu = system.profile.cpu
         system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        self.io = None
+        if system.datafiles is not None:
+            self.io = _IoPlan(system, params, self.cum_mix)
+
+    def admit(self):
+        if self.io is not None and self.io.refusal:
+            return "out_of_memory", self.io.refusal
+        return None
 
     def start(self) -> None:
         for u in range(self.params.users):
@@ -113,7 +136,16 @@ class Workload:
             # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
             scale = (5 + int(11 * draws.uniform())) / 10.0 if kind == "new_order" else 1.0
             instructions = INSTRUCTIONS_PER_GET * LOGICAL_READS[kind] * scale
-            yield session.cpu(instructions, SYSCALL_SHARE)
+            if self.io is None:
+                yield session.cpu(instructions, SYSCALL_SHARE)
+            else:
+                reads = self.io.reads(kind, scale, self.io_rng)
+                piece = instructions / (len(reads) + 1)
+                for os_cached in reads:
+                    yield session.cpu(piece, SYSCALL_SHARE)
+                    yield from session.read_block(os_cached)
+                yield session.cpu(piece, SYSCALL_SHARE)
+                session.dirtied(self.io.dirtied(kind, scale, self.io_rng))
             if REDO_BYTES[kind] > 0.0:
                 yield from session.commit(REDO_BYTES[kind] * scale)
             self.response[kind].add(env.now - start)
@@ -122,6 +154,8 @@ class Workload:
                 yield env.timeout(draws.exponential(think))
 
     def reset_stats(self) -> None:
+        if self.io is not None:
+            self.io.reset()
         for t in self.response.values():
             t.reset()
         self.completed = 0
@@ -133,6 +167,54 @@ class Workload:
             "throughput_per_s": per_s,
             "tpm": per_s * 60.0,
             "new_order_tpm": self.response["new_order"].n / span * 60.0,
+            **(self.io.report(span) if self.io is not None else {}),
             "response": {t: {"count": tl.n, "mean": tl.mean, "p50": tl.percentile(50), "p90": tl.percentile(90),
                              "p99": tl.percentile(99)} for t, tl in self.response.items() if tl.n},
         }
+
+
+class _IoPlan:
+    """Which of a transaction's touches miss the buffer cache, and what it leaves dirty."""
+
+    def __init__(self, system, params: Params, cum_mix: np.ndarray):
+        db = system.scenario.spec.database
+        mix = {t: params.mix.get(t, 0.0) for t in TYPES}
+        warehouses = params.warehouses or max(1, params.users // 10)
+        processes = params.users + BACKGROUND_PROCESSES + db.dbwr_io_slaves
+        self.memory = system.memory(processes)
+        self.refusal = self.memory.refusal()
+        os_blocks = self.memory.page_cache / db.block_size if system.datafiles.path.caches else 0.0
+        segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
+        self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks)
+        odds = self.cache.odds
+        self.plan = {t: [(n, odds[s].miss, odds[s].os_hit) for s, n in tpcc_blocks.cold_touches(t).items()]
+                     for t in TYPES}
+        # dirty blocks per transaction of each type: a segment's writes shared by its updaters
+        total = sum(mix.values())
+        self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(db.block_size) for t in TYPES}
+        for seg, per in tpcc_blocks.UPDATES.items():
+            weight = sum(mix[t] / total * n for t, n in per.items())
+            for t, n in per.items():
+                self.dirty[t] += odds[seg].writes_per_tx * n / weight if weight else 0.0
+        self.os_hits = 0
+
+    def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[bool]:
+        """The physical reads of one transaction: True where the OS page cache has the block."""
+        out: list[bool] = []
+        for n, miss, os_hit in self.plan[kind]:
+            misses = int(rng.binomial(int(round(n * scale)), miss))
+            if misses:
+                cached = int(rng.binomial(misses, os_hit)) if os_hit > 0.0 else 0
+                out += [True] * cached + [False] * (misses - cached)
+        return out
+
+    def dirtied(self, kind: str, scale: float, rng: np.random.Generator) -> int:
+        mean = self.dirty[kind] * scale
+        return int(rng.poisson(mean)) if mean > 0.0 else 0
+
+    def reset(self) -> None:
+        pass
+
+    def report(self, span: float) -> dict:
+        return {"buffer_hit_ratio": self.cache.hit_ratio(), "page_cache_mb": self.memory.page_cache / 2**20,
+                "memory_overcommit_mb": self.memory.overcommit / 2**20}

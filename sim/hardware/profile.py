@@ -82,6 +82,17 @@ class DiskSpec:
     capacity: float = param("formatted capacity", kind="size", positive=True)
     write_cache: bool = param("write-back cache acknowledges writes before they reach the platter",
                               default=False)
+    track_seek: float | None = param("single-track seek; with full_seek it gives the seek-distance curve "
+                                     "(omit both: every random I/O pays avg_seek)", kind="time", default=None,
+                                     minimum=0.0)
+    full_seek: float | None = param("full-stroke seek", kind="time", default=None, positive=True)
+
+    def check(self, src: Source) -> None:
+        if (self.track_seek is None) != (self.full_seek is None):
+            missing = "full_seek" if self.full_seek is None else "track_seek"
+            raise src.at(missing).error("missing key: track_seek and full_seek go together (the seek curve)")
+        if self.full_seek is not None and self.full_seek <= self.track_seek:
+            raise src.at("full_seek").bad(self.full_seek, f"more than track_seek ({self.track_seek:g} s)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +107,15 @@ class DiskGroupSpec:
     disk: DiskSpec = param("the drive")
     controllers: int = param("controllers the drives are spread over", default=1, minimum=1)
     controller: ControllerSpec | None = param("each controller", default=None)
+    queue: Literal["fcfs", "elevator"] = param("order in which a drive serves its queue: arrival order, or "
+                                               "the elevator (the driver's disksort / tagged queueing)",
+                                               default="fcfs")
+    layout: Literal["stripe", "mirror", "raid5"] = param("how the volume manager lays the group out",
+                                                         default="stripe")
+    stripe_unit: float = param("stripe unit (ASM: allocation unit)", kind="size", default="1 MB", positive=True)
+    volume_size: float | None = param("size of the volume built on the group (omit: all of it); a small volume "
+                                      "keeps the heads on a band of each drive", kind="size", default=None,
+                                      positive=True)
 
 
 @dataclass(frozen=True, kw_only=True)
