@@ -9,6 +9,7 @@ import simpy
 
 from sim.db.instance import Instance
 from sim.hardware.cpu import Cpu, MemoryBehaviour
+from sim.hardware.flash import FlashArray
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.scenario import Scenario
@@ -38,6 +39,8 @@ class System:
                      if group.controller else [])
             # By default a disk group is one volume striped over all its drives (1 MB units, as ASM).
             self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
+        for name, array in profile.storage.flash_arrays.items():
+            self.devices[name] = FlashArray(env, name, array, self.rng(f"flash:{name}"))
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         # database
@@ -54,7 +57,12 @@ class System:
         """Tell the cores how the running code misses the last-level cache."""
         spec = self.profile.cpu
         stall = self.memory_latency() * spec.clock / spec.mlp
-        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall, spec.mlp))
+
+    def single_strand_rate(self) -> float:
+        """Instructions per second of one strand running alone on its core (set the memory
+        behaviour first): what spinning on a latch burns per second."""
+        return self.cpu.groups[0].rates[1]
 
     def reset_stats(self) -> None:
         self.dispatcher.reset_stats()
