@@ -38,8 +38,8 @@ from sim.db.latches import (CBC_INSTRUCTIONS, CYCLES_PER_SPIN, LINES_PER_GET, LR
 from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
 from workloads.tpcc import misses_per_instruction
 
-SQL_INSTRUCTIONS = 60_000.0       # fitted: haswell.slob_sga_vs_pga, direct-path row
-CACHE_INSTRUCTIONS = 40_000.0     # fitted: haswell.slob_sga_vs_pga, SGA row
+SQL_INSTRUCTIONS = 55_500.0       # fitted: haswell.slob_sga_vs_pga, direct-path row
+CACHE_INSTRUCTIONS = 28_800.0     # fitted: haswell.slob_sga_vs_pga, SGA row
 UPDATE_INSTRUCTIONS = 30_000.0    # estimate
 UPDATE_REDO = 700.0               # bytes, estimate
 SYS_SHARE = 0.3                   # estimate

@@ -8,8 +8,8 @@ closed form the tests check. Data is spread over the bricks by content fingerpri
 I/O goes to a brick chosen uniformly at random and adding bricks adds IOPS linearly.
 
 After its service an I/O's bytes cross the brick's ports (the brick's bandwidth ceiling)
-and the host's fabric ports (the host's bandwidth), each a FCFS pipe, and then the
-fabric's round trip. The pipes and the round trip are one timeout: an I/O costs two
+and the host's fabric ports (the host's bandwidth), each a FCFS pipe that frames cut
+through (both reserved from the end of service), and then the fabric's round trip. The pipes and the round trip are one timeout: an I/O costs two
 events (service, then transfer) whatever the array size.
 """
 
@@ -99,11 +99,13 @@ class FlashArray:
             self._start(brick.queue.popleft())
         now = self.env.now
         spec = self.spec
-        t = max(now, brick.free_at) + nbytes / spec.bandwidth_per_brick
-        brick.free_at = t
-        t = max(t, self.fabric_free_at) + nbytes / spec.fabric_bandwidth
-        self.fabric_free_at = t
-        done = self.env.timeout(t - now + spec.fabric_latency)
+        # Frames cut through the brick's ports and the host's ports at once: each pipe is
+        # reserved FCFS from now, and the bytes are across when both have carried them.
+        t_brick = max(now, brick.free_at) + nbytes / spec.bandwidth_per_brick
+        brick.free_at = t_brick
+        t_fabric = max(now, self.fabric_free_at) + nbytes / spec.fabric_bandwidth
+        self.fabric_free_at = t_fabric
+        done = self.env.timeout(max(t_brick, t_fabric) - now + spec.fabric_latency)
         done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes))
 
     def _finish(self, ev: simpy.Event, arrived: float, nbytes: float) -> None:
