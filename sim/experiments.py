@@ -27,6 +27,8 @@ class MetricSpec:
     result: str = param("the Result figure compared (tpm, elapsed, cpu, status, or a key of extra)")
     unit: str = param("unit as printed", default="")
     tolerance: str = param('"10%" (relative), "5 points" (absolute, per element for lists), or "equal"')
+    relative_to: str | None = param("label of a row: compare this row's figure as a % change from that row's "
+                                    "(published as e.g. 19 for '+19%')", default=None)
 
     def check(self, src: Source) -> None:
         try:
@@ -72,6 +74,11 @@ class ExperimentSpec:
                 if name not in self.metrics:
                     raise src.at("rows").at(i).at("published").at(name).error(
                         f"no metric of that name{suggest(name, self.metrics)}; metrics: {', '.join(self.metrics)}")
+        labels = [r.label for r in self.rows]
+        for name, m in self.metrics.items():
+            if m.relative_to is not None and m.relative_to not in labels:
+                raise src.at("metrics").at(name).at("relative_to").bad(m.relative_to, "the label of a row: "
+                                                                       + ", ".join(labels))
 
 
 @dataclass
@@ -180,6 +187,9 @@ def score(exp: ExperimentSpec, results: dict[tuple[str, str], Result]) -> list[F
         for name, pub in row.published.items():
             m = exp.metrics[name]
             sim = res.metric(m.result)
+            if m.relative_to is not None:
+                ref = results[(exp.id, m.relative_to)].metric(m.result)
+                sim = 100.0 * (sim / ref - 1.0) if sim is not None and ref else None
             figures.append(_compare(exp.id, row.label, name, m, pub, sim, res.status))
         for name in exp.predict:
             figures.append(Figure(exp.id, row.label, name, "", None, res.metric(name), None, "prediction", None, res.status))

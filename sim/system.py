@@ -7,6 +7,7 @@ import simpy
 
 from sim.db.instance import Instance, data_device
 from sim.hardware.cpu import Cpu, MemoryBehaviour
+from sim.hardware.flash import FlashArray
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.os.filesystem import PATHS, FileSystem
@@ -33,6 +34,8 @@ class System:
             # A disk group is one volume over all its drives (by default striped in 1 MB units, as ASM).
             self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), group.layout,
                                         group.stripe_unit, ctrls, group.volume_size)
+        for name, array in profile.storage.flash_arrays.items():
+            self.devices[name] = FlashArray(env, name, array, self.rng(f"flash:{name}"))
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         db, os_spec = scenario.spec.database, scenario.spec.os
@@ -55,7 +58,12 @@ class System:
         """Tell the cores how the running code misses the last-level cache."""
         spec = self.profile.cpu
         stall = self.memory_latency() * spec.clock / spec.mlp
-        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall, spec.mlp))
+
+    def single_strand_rate(self) -> float:
+        """Instructions per second of one strand running alone on its core (set the memory
+        behaviour first): what spinning on a latch burns per second."""
+        return self.cpu.groups[0].rates[1]
 
     def memory(self, processes: int) -> MemoryAccount:
         """Memory with the SGA and `processes` Oracle processes: what is left is page cache."""
