@@ -6,7 +6,8 @@ import numpy as np
 import simpy
 
 from sim.db.instance import Instance
-from sim.hardware.cpu import Cpu, MemoryBehaviour
+from sim.hardware.cpu import Cpu
+from sim.hardware.memory import MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.randomness import rng_stream
@@ -21,6 +22,7 @@ class System:
         self.env = env = simpy.Environment()
         # hardware
         self.cpu = Cpu(env, profile.cpu)
+        self.memory = MemorySystem(env, profile.memory, profile.cpu, self.cpu)
         self.devices: dict[str, object] = {}
         for name, group in profile.storage.disk_groups.items():
             overhead = group.controller.overhead if group.controller else 0.0
@@ -39,16 +41,16 @@ class System:
         return rng_stream(self.seed, name)
 
     def memory_latency(self) -> float:
-        """Unloaded average memory latency (seconds) seen by a strand."""
-        return self.profile.memory.average_latency(self.profile.cpu.sockets)
+        """Average memory latency (seconds) a strand sees now (unloaded plus queueing)."""
+        return self.memory.latency
 
     def set_memory_behaviour(self, misses_per_instruction: float) -> None:
-        """Tell the cores how the running code misses the last-level cache."""
-        spec = self.profile.cpu
-        stall = self.memory_latency() * spec.clock / spec.mlp
-        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+        """Tell the memory system how the running code misses the last-level cache; it owns the
+        stall time the cores see and updates it as bandwidth utilisation changes."""
+        self.memory.set_misses_per_instruction(misses_per_instruction)
 
     def reset_stats(self) -> None:
+        self.memory.reset_stats()
         self.dispatcher.reset_stats()
         self.instance.reset_stats()
         for d in self.devices.values():

@@ -65,6 +65,11 @@ class MemorySpec:
     bandwidth_per_socket: float = param("sustainable memory bandwidth per socket", kind="bandwidth", positive=True)
     swap: float = param("swap space", kind="size", default=0.0, minimum=0.0)
     kernel: float = param("memory the kernel keeps for itself", kind="size", default=0.0, minimum=0.0)
+    line_size: float = param("bytes moved per last-level cache miss (the LLC line)", kind="size", default="64 B",
+                             positive=True)
+    controllers: int | None = param("memory controllers or front-side buses the traffic queues at, each with an "
+                                    "equal share of the total bandwidth (omit: one per socket)", default=None,
+                                    minimum=1)
 
     def average_latency(self, sockets: int) -> float:
         """Latency seen by a strand when memory is interleaved evenly over the sockets."""
