@@ -10,6 +10,7 @@ from sim.hardware.cpu import Cpu
 from sim.hardware.memory import MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
+from sim.os.vm import VirtualMemory
 from sim.randomness import rng_stream
 from sim.scenario import Scenario
 
@@ -34,8 +35,10 @@ class System:
             self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
+        swap = profile.memory.swap_device or next(reversed(self.devices), None)
+        self.vm = VirtualMemory(env, profile.memory, self.dispatcher, self.devices.get(swap))
         # database
-        self.instance = Instance(env, self.dispatcher, self.devices, scenario.spec.database)
+        self.instance = Instance(env, self.dispatcher, self.devices, scenario.spec.database, self.vm)
 
     def rng(self, name: str) -> np.random.Generator:
         return rng_stream(self.seed, name)

@@ -18,6 +18,21 @@ Constants (each with its source or the single published row it was fitted to):
   pipeline). Other LLC sizes scale by the square-root rule (Hsu, Smith & Young, 2001).
 - SYSCALL_SHARE: kernel share of a shadow process's instructions (SQL*Net round trips,
   semaphore post/wait, timers); fitted to the sys column of tseries.oltp_users, 64-user row.
+- PATH_LENGTH[isa]: instructions per get relative to SPARC V9, by instruction set. It carries
+  both the ISA (Itanium bundles padded with NOPs, Rupley et al. WWC'02; x86 CISC denser) and the
+  difference between the T5220 paper's kit and the other sources' OLTP kits, which no source
+  separates. ia64: fitted to itanium.tpcc, Linux row. x86_64: fitted to opteron.users_by_cache,
+  2-way 5,000 users 8 GB row.
+- WAREHOUSE_BYTES: database bytes per warehouse, estimated from the TPC-C row sizes (stock
+  100k x 306 B, customer 30k x 655 B, orders and order lines, history) plus ~20% of indexes.
+- CLIENT_MEMORY, CLIENT_WORKING_SET, CLIENT_SHARE: the user (client) process when users run on
+  the database server (Oracle's AMD64 paper: "the database and workload users ran on the same
+  machine"). Estimates: a small OCI driver process, 0.3 MB private with 64 KB touched per
+  transaction, and 15% of the server's instructions to build calls and read results.
+
+Many users cost little: a user is one generator and one session (both with __slots__-sized
+state); between two transactions a user costs one timeout (think time and the next keying
+time are one wait), and nothing is scanned per user.
 """
 
 from __future__ import annotations
@@ -49,6 +64,11 @@ INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
 MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
 SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
 _LLC_REF_PER_CORE = 512 * 1024.0  # UltraSPARC T2: 4 MB L2 over 8 cores
+PATH_LENGTH = {"sparcv9": 1.0, "ia64": 1.0, "x86_64": 1.0}   # see the docstring; refitted below
+WAREHOUSE_BYTES = 85 * 2**20
+CLIENT_MEMORY = 0.3 * 2**20
+CLIENT_WORKING_SET = 64 * 1024.0
+CLIENT_SHARE = 0.15
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +81,8 @@ class Params:
     warehouses: int | None = param("warehouses (omit: users/10, the TPC-C ratio, at least 1)",
                                    default=None, minimum=1)
     mix: dict[str, float] = param("share of each transaction type", default=dict(STANDARD_MIX))
+    users_on_host: bool = param("the users' client processes run on the database server (their memory and CPU "
+                                "count there)", default=False)
 
     def check(self, src: Source) -> None:
         for k, v in self.mix.items():
@@ -92,34 +114,68 @@ class Workload:
         self.response = {t: Tally() for t in TYPES}
         self.completed = 0
         cpu = system.profile.cpu
+        self.path_length = INSTRUCTIONS_PER_GET * PATH_LENGTH[cpu.isa]
+        self.client_share = CLIENT_SHARE if params.users_on_host else 0.0
+        self.client_ws = CLIENT_WORKING_SET if params.users_on_host else 0.0
         system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        # The memory account: the database fills the buffer cache; every user has a dedicated server,
+        # and its own process too when it runs on the server.
+        self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)
+        self.sessions = [self.instance.new_session() for _ in range(params.users)]
+        if params.users_on_host:
+            system.vm.add_processes("client", params.users, CLIENT_MEMORY, CLIENT_WORKING_SET)
+
+    @property
+    def warehouses(self) -> int:
+        return self.params.warehouses or max(1, self.params.users // 10)
+
+    def admit(self):
+        """Refuse the run as a real system would fail it: out of memory before it gets going."""
+        vm = self.system.vm
+        if vm.out_of_memory():
+            return "out_of_memory", vm.shortfall_message()
+        return None
 
     def start(self) -> None:
-        for u in range(self.params.users):
-            session = self.instance.new_session()
+        for session in self.sessions:
             self.env.process(self._terminal(session))
 
+    def _times(self, kind: str) -> tuple[float, float]:
+        p = self.params
+        return (STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time,
+                STANDARD_THINK[kind] if p.think_time is None else p.think_time)
+
+    def _next_kind(self) -> str:
+        return TYPES[min(bisect.bisect_right(self.cum_mix, self.draws.uniform()), len(TYPES) - 1)]
+
     def _terminal(self, session):
-        env, p, draws, cum_mix = self.env, self.params, self.draws, self.cum_mix
-        # Start users spread out so they do not arrive in lockstep.
-        yield env.timeout(0.01 * draws.uniform())
+        env, draws = self.env, self.draws
+        path, client_share, client_ws, paging = self.path_length, self.client_share, self.client_ws, self.system.vm
+        # Each user starts part-way through a think time (exponential, so its residual is again
+        # exponential) and the next keying: users arrive spread out, as in steady state.
+        kind = self._next_kind()
+        keying, _ = self._times(kind)
+        _, think = self._times(self._next_kind())
+        yield env.timeout(draws.exponential(think) + keying if think > 0.0 else 0.01 * draws.uniform() + keying)
         while True:
-            kind = TYPES[min(bisect.bisect_right(cum_mix, draws.uniform()), len(TYPES) - 1)]
-            keying = STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time
-            think = STANDARD_THINK[kind] if p.think_time is None else p.think_time
-            if keying > 0.0:
-                yield env.timeout(keying)
             start = env.now
+            if paging.overcommit() > 0.0:
+                yield from session.wake(client_ws)
             # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
             scale = (5 + int(11 * draws.uniform())) / 10.0 if kind == "new_order" else 1.0
-            instructions = INSTRUCTIONS_PER_GET * LOGICAL_READS[kind] * scale
-            yield session.cpu(instructions, SYSCALL_SHARE)
+            instructions = path * LOGICAL_READS[kind] * scale
+            yield session.cpu(instructions * (1.0 + client_share), SYSCALL_SHARE)
             if REDO_BYTES[kind] > 0.0:
                 yield from session.commit(REDO_BYTES[kind] * scale)
             self.response[kind].add(env.now - start)
             self.completed += 1
-            if think > 0.0:
-                yield env.timeout(draws.exponential(think))
+            # Think after this transaction, then key the next one: one wait, no event in between.
+            _, think = self._times(kind)
+            kind = self._next_kind()
+            keying, _ = self._times(kind)
+            wait = (draws.exponential(think) if think > 0.0 else 0.0) + keying
+            if wait > 0.0:
+                yield env.timeout(wait)
 
     def reset_stats(self) -> None:
         for t in self.response.values():
@@ -130,9 +186,20 @@ class Workload:
         """Workload figures over a measured span (seconds)."""
         per_s = self.completed / span
         return {
+            "memory": self.system.vm.describe(),
+            "sga_mb": self.instance.sga_size(self.warehouses * WAREHOUSE_BYTES) / 2**20,
             "throughput_per_s": per_s,
             "tpm": per_s * 60.0,
             "new_order_tpm": self.response["new_order"].n / span * 60.0,
             "response": {t: {"count": tl.n, "mean": tl.mean, "p50": tl.percentile(50), "p90": tl.percentile(90),
                              "p99": tl.percentile(99)} for t, tl in self.response.items() if tl.n},
         }
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    """TPC-C terminals (standard keying and think times) come ten to a warehouse (TPC-C 4.2.2)."""
+    standard = params.think_time is None and params.keying_time is None
+    if standard and params.warehouses is not None and params.users > 10 * params.warehouses:
+        raise src.at("params").at("users").bad(
+            params.users, f"at most 10 terminals per warehouse with TPC-C keying and think times "
+                          f"({10 * params.warehouses} for {params.warehouses} warehouses)")
