@@ -31,8 +31,9 @@ class System:
                      for i in range(group.count)]
             ctrls = ([Controller(env, f"{name}/c{i}", group.controller.bandwidth) for i in range(group.controllers)]
                      if group.controller else [])
-            # By default a disk group is one volume striped over all its drives (1 MB units, as ASM).
-            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
+            # A disk group is one volume over all its drives (by default striped in 1 MB units, as ASM).
+            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), group.layout, group.stripe_unit,
+                                        ctrls)
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         swap = profile.memory.swap_device or next(reversed(self.devices), None)

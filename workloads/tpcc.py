@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import bisect
+from collections import deque
 
 import numpy as np
 
@@ -64,7 +65,7 @@ INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
 MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
 SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
 _LLC_REF_PER_CORE = 512 * 1024.0  # UltraSPARC T2: 4 MB L2 over 8 cores
-PATH_LENGTH = {"sparcv9": 1.0, "ia64": 1.0, "x86_64": 1.0}   # see the docstring; refitted below
+PATH_LENGTH = {"sparcv9": 1.0, "ia64": 0.197, "x86_64": 1.0}   # see the docstring
 WAREHOUSE_BYTES = 85 * 2**20
 CLIENT_MEMORY = 0.3 * 2**20
 CLIENT_WORKING_SET = 64 * 1024.0
@@ -81,6 +82,8 @@ class Params:
     warehouses: int | None = param("warehouses (omit: users/10, the TPC-C ratio, at least 1)",
                                    default=None, minimum=1)
     mix: dict[str, float] = param("share of each transaction type", default=dict(STANDARD_MIX))
+    sessions: int | None = param("server sessions the users share through a TP monitor (omit: a dedicated server "
+                                 "per user)", default=None, minimum=1)
     users_on_host: bool = param("the users' client processes run on the database server (their memory and CPU "
                                 "count there)", default=False)
 
@@ -121,7 +124,10 @@ class Workload:
         # The memory account: the database fills the buffer cache; every user has a dedicated server,
         # and its own process too when it runs on the server.
         self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)
-        self.sessions = [self.instance.new_session() for _ in range(params.users)]
+        self.sessions = [self.instance.new_session() for _ in range(params.sessions or params.users)]
+        self.pooled = params.sessions is not None
+        self.free = deque(self.sessions)      # TP monitor: idle server sessions ...
+        self.waiting: deque = deque()        # ... and users queued for one (FIFO)
         if params.users_on_host:
             system.vm.add_processes("client", params.users, CLIENT_MEMORY, CLIENT_WORKING_SET)
 
@@ -137,8 +143,26 @@ class Workload:
         return None
 
     def start(self) -> None:
-        for session in self.sessions:
-            self.env.process(self._terminal(session))
+        if self.pooled:
+            for _ in range(self.params.users):
+                self.env.process(self._terminal(None))
+        else:
+            for session in self.sessions:
+                self.env.process(self._terminal(session))
+
+    def _acquire(self):
+        ev = self.env.event()
+        if self.free:
+            ev.succeed(self.free.popleft())
+        else:
+            self.waiting.append(ev)
+        return ev
+
+    def _release(self, session) -> None:
+        if self.waiting:
+            self.waiting.popleft().succeed(session)
+        else:
+            self.free.append(session)
 
     def _times(self, kind: str) -> tuple[float, float]:
         p = self.params
@@ -157,8 +181,11 @@ class Workload:
         keying, _ = self._times(kind)
         _, think = self._times(self._next_kind())
         yield env.timeout(draws.exponential(think) + keying if think > 0.0 else 0.01 * draws.uniform() + keying)
+        pooled = self.pooled
         while True:
             start = env.now
+            if pooled:
+                session = yield self._acquire()
             if paging.overcommit() > 0.0:
                 yield from session.wake(client_ws)
             # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
@@ -167,6 +194,8 @@ class Workload:
             yield session.cpu(instructions * (1.0 + client_share), SYSCALL_SHARE)
             if REDO_BYTES[kind] > 0.0:
                 yield from session.commit(REDO_BYTES[kind] * scale)
+            if pooled:
+                self._release(session)
             self.response[kind].add(env.now - start)
             self.completed += 1
             # Think after this transaction, then key the next one: one wait, no event in between.

@@ -128,7 +128,6 @@ class MemorySystem:
         if instructions > 0.0:
             cpi = busy_strand_seconds * spec.clock / instructions
             stall = self.mpi * lat * spec.clock / spec.mlp
-            out["cpi_stack"] = {"cpi": cpi, "issue": spec.cpi_issue, "data_stall": stall,
-                                "other": cpi - spec.cpi_issue - stall,
-                                "data_stall_share_pct": 100.0 * stall / cpi}
+            out.update({"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
+                        "cpi_other": cpi - spec.cpi_issue - stall, "data_stall_share_pct": 100.0 * stall / cpi})
         return out

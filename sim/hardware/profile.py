@@ -103,6 +103,8 @@ class DiskGroupSpec:
     disk: DiskSpec = param("the drive")
     controllers: int = param("controllers the drives are spread over", default=1, minimum=1)
     controller: ControllerSpec | None = param("each controller", default=None)
+    layout: Literal["stripe", "mirror", "raid5"] = param("how the group is built into one volume", default="stripe")
+    stripe_unit: float = param("stripe unit of the volume", kind="size", default="1 MB", positive=True)
 
 
 @dataclass(frozen=True, kw_only=True)
