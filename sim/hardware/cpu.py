@@ -131,7 +131,9 @@ class PipelineGroup:
         self._advance()
         finished = []
         heap = self.heap
-        limit = self.vt + _TAG_SLACK
+        # Slack grows with the clock's magnitude: after long runs one ulp of vt is more than 1e-6
+        # instructions, and a tag short of vt by rounding alone would otherwise re-arm zero delays forever.
+        limit = self.vt + _TAG_SLACK + self.vt * 1e-12
         while heap and heap[0][0] <= limit:
             _tag, _seq, sys_share, done = heapq.heappop(heap)
             self.busy -= 1
