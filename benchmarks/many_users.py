@@ -17,7 +17,7 @@ from sim.run import run
 def tpcc_run(users: int, seed: int = 1):
     sc = scenario.load(None, {"users": users, "warehouses": users // 10, "sessions": 256, "database.db_cache": "24 GB",
                               "database.redo_device": "redo", "run.seed": seed, "run.warmup": "15 s",
-                              "run.batch": "2 s", "run.target_half_width": "1%", "run.max_time": "120 s"},
+                              "run.batch": "4 s", "run.target_half_width": "1%", "run.max_time": "240 s"},
                        profile="rx5670", workload="tpcc")
     return run(sc)
 
