@@ -103,7 +103,9 @@ def _collect(system: System, result: Result, span: float) -> None:
     result.run_queue = disp.mean_run_queue()
     result.core_utilisation = [100.0 * u for u in cpu.core_utilisation()]
     result.strand_utilisation = [100.0 * u for u in disp.strand_utilisation()]
-    result.extra["instructions_per_s"] = cpu.instructions_retired() / span
+    instructions = cpu.instructions_retired()
+    result.extra["instructions_per_s"] = instructions / span
+    result.extra.update(system.memory.report(busy, instructions))
     # AWR: top timed events, with CPU as "DB CPU" (busy strand time, foreground and background)
     events = [{"event": name, "waits": st.waits, "time_s": st.time,
                "avg_ms": 1000.0 * st.time / st.waits if st.waits else 0.0}

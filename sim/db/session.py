@@ -42,6 +42,17 @@ class Session:
         if self.instance.dbwr is not None:
             self.instance.dbwr.dirty(blocks)
 
+    def wake(self, client_working_set: float = 0.0):
+        """Generator: the session's process (and its client's, on the same host) wakes after idling;
+        fault back what the OS paged out meanwhile (nothing unless memory is overcommitted)."""
+        vm = self.instance.vm
+        if vm is None or vm.overcommit() <= 0.0:
+            return
+        start = self.env.now
+        yield from vm.page_in(self.instance.spec.server_working_set + client_working_set)
+        if self.env.now > start:
+            self.instance.waits.add("OS page in (swap)", self.env.now - start)
+
     def wait(self, event_name: str, seconds: float):
         """Generator: an idle or timed wait recorded under an AWR event name."""
         yield self.env.timeout(seconds)

@@ -65,6 +65,13 @@ class MemorySpec:
     bandwidth_per_socket: float = param("sustainable memory bandwidth per socket", kind="bandwidth", positive=True)
     swap: float = param("swap space", kind="size", default=0.0, minimum=0.0)
     kernel: float = param("memory the kernel keeps for itself", kind="size", default=0.0, minimum=0.0)
+    swap_device: str | None = param("storage device (disk group) holding the swap area (omit: the last one)",
+                                    default=None)
+    line_size: float = param("bytes moved per last-level cache miss (the LLC line)", kind="size", default="64 B",
+                             positive=True)
+    controllers: int | None = param("memory controllers or front-side buses the traffic queues at, each with an "
+                                    "equal share of the total bandwidth (omit: one per socket)", default=None,
+                                    minimum=1)
 
     def average_latency(self, sockets: int) -> float:
         """Latency seen by a strand when memory is interleaved evenly over the sockets."""
@@ -151,6 +158,12 @@ class HardwareProfile:
     cpu: CpuSpec = param("processors")
     memory: MemorySpec = param("memory")
     storage: StorageSpec = param("storage devices")
+
+    def check(self, src: Source) -> None:
+        devices = self.storage.device_names()
+        if self.memory.swap_device is not None and self.memory.swap_device not in devices:
+            raise src.at("memory").at("swap_device").bad(self.memory.swap_device,
+                                                         "one of the storage devices: " + ", ".join(devices))
 
     @property
     def cpu_count(self) -> int:
