@@ -12,7 +12,6 @@ from sim.hardware.memory import MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.os.filesystem import PATHS, FileSystem
-from sim.os.page_cache import MemoryAccount, account
 from sim.os.vm import VirtualMemory
 from sim.randomness import rng_stream
 from sim.scenario import Scenario
@@ -42,7 +41,7 @@ class System:
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         swap = profile.memory.swap_device or next(reversed(profile.storage.disk_groups), None)
-        self.vm = VirtualMemory(env, profile.memory, self.dispatcher, self.devices.get(swap))
+        self.vm = VirtualMemory(env, profile.memory, self.dispatcher, self.devices.get(swap), scenario.spec.os.bits)
         db, os_spec = scenario.spec.database, scenario.spec.os
         self.datafiles = None
         if db.db_cache is not None:   # the data does not all fit: datafiles through a file system
@@ -69,11 +68,6 @@ class System:
         behaviour first): what spinning on a latch burns per second."""
         return self.cpu.groups[0].rates[1]
 
-    def memory_account(self, processes: int) -> MemoryAccount:
-        """Memory with the SGA and `processes` Oracle processes: what is left is page cache."""
-        mem, spec = self.profile.memory, self.scenario.spec
-        return account(mem.size, mem.swap, mem.kernel, spec.os.bits, spec.database.sga, processes,
-                       spec.database.process_memory)
 
     def reset_stats(self) -> None:
         self.memory.reset_stats()

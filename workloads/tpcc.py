@@ -18,7 +18,6 @@ Constants (each with its source or the single published row it was fitted to):
   pipeline). Other LLC sizes scale by the square-root rule (Hsu, Smith & Young, 2001).
 - SYSCALL_SHARE: kernel share of a shadow process's instructions (SQL*Net round trips,
   semaphore post/wait, timers); fitted to the sys column of tseries.oltp_users, 64-user row.
-- BACKGROUND_PROCESSES: PMON, SMON, DBWR, LGWR, CKPT, RECO and a few more (Oracle 8i).
 
 On another core the same instructions run at that core's speed: the path length is per
 instruction set (the T2 and the UltraSPARC II are both SPARC V9), the misses per instruction
@@ -79,7 +78,6 @@ INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
 MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
 SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
 _LLC_REF_PER_CORE = 512 * 1024.0  # UltraSPARC T2: 4 MB L2 over 8 cores
-BACKGROUND_PROCESSES = 8
 PATH_LENGTH = {"sparcv9": 1.0, "ia64": 0.197, "x86_64": 0.395}   # see the docstring
 WAREHOUSE_BYTES = 85 * 2**20
 CLIENT_MEMORY = 0.3 * 2**20
@@ -137,9 +135,6 @@ class Workload:
         self.client_share = CLIENT_SHARE if params.users_on_host else 0.0
         self.client_ws = CLIENT_WORKING_SET if params.users_on_host else 0.0
         system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
-        self.io = None
-        if system.datafiles is not None:
-            self.io = _IoPlan(system, params, self.cum_mix)
         # The memory account: the database fills the buffer cache; every user has a dedicated server,
         # and its own process too when it runs on the server.
         self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)
@@ -149,6 +144,10 @@ class Workload:
         self.waiting: deque = deque()        # ... and users queued for one (FIFO)
         if params.users_on_host:
             system.vm.add_processes("client", params.users, CLIENT_MEMORY, CLIENT_WORKING_SET)
+        # Then the I/O: what misses the buffer cache, with what the account leaves as page cache.
+        self.io = None
+        if system.datafiles is not None:
+            self.io = _IoPlan(system, params, self.warehouses)
 
     @property
     def warehouses(self) -> int:
@@ -156,8 +155,6 @@ class Workload:
 
     def admit(self):
         """Refuse the run as a real system would fail it: out of memory before it gets going."""
-        if self.io is not None and self.io.refusal:
-            return "out_of_memory", self.io.refusal
         vm = self.system.vm
         if vm.out_of_memory():
             return "out_of_memory", vm.shortfall_message()
@@ -261,14 +258,11 @@ class Workload:
 class _IoPlan:
     """Which of a transaction's touches miss the buffer cache, and what it leaves dirty."""
 
-    def __init__(self, system, params: Params, cum_mix: np.ndarray):
+    def __init__(self, system, params: Params, warehouses: int):
         db = system.scenario.spec.database
         mix = {t: params.mix.get(t, 0.0) for t in TYPES}
-        warehouses = params.warehouses or max(1, params.users // 10)
-        processes = params.users + BACKGROUND_PROCESSES + db.dbwr_io_slaves
-        self.memory = system.memory_account(processes)
-        self.refusal = self.memory.refusal()
-        os_blocks = self.memory.page_cache / db.block_size if system.datafiles.path.caches else 0.0
+        self.vm = system.vm
+        os_blocks = self.vm.page_cache_size() / db.block_size if system.datafiles.path.caches else 0.0
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
         self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks)
         odds = self.cache.odds
@@ -301,8 +295,10 @@ class _IoPlan:
         pass
 
     def report(self, span: float) -> dict:
-        return {"buffer_hit_ratio": self.cache.hit_ratio(), "page_cache_mb": self.memory.page_cache / 2**20,
-                "memory_overcommit_mb": self.memory.overcommit / 2**20}
+        return {"buffer_hit_ratio": self.cache.hit_ratio(), "page_cache_mb": self.vm.page_cache_size() / 2**20,
+                "memory_overcommit_mb": self.vm.overcommit() / 2**20}
+
+
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     """TPC-C terminals (standard keying and think times) come ten to a warehouse (TPC-C 4.2.2)."""
     standard = params.think_time is None and params.keying_time is None

@@ -22,7 +22,7 @@ class DatabaseSpec:
     redo_device: str | None = param("storage device (disk group or array) holding the online redo logs "
                                     "(omit: the profile's first)", default=None)
     shared_pool: float = param("shared_pool_size plus the other SGA pools (large, java) and the fixed SGA",
-                               kind="size", default="256 MB", minimum=0.0)
+                               kind="size", default="32 MB", minimum=0.0)
     log_buffer: float = param("log_buffer", kind="size", default="1 MB", minimum=0.0)
     # Private memory of one dedicated server process (Oracle 9i/10g, 64-bit). Estimate: UGA + PGA of an
     # OLTP session with small sort areas ~0.6 MB, private pages of the oracle image (data, bss,
@@ -49,10 +49,6 @@ class DatabaseSpec:
                                 default=0, minimum=0)
     oracle_bits: Literal[32, 64] = param("32- or 64-bit Oracle (32-bit: the SGA must fit its address space)",
                                          default=64)
-    shared_pool: float = param("shared_pool_size plus log buffer and fixed SGA", kind="size", default="32 MB",
-                               minimum=0.0)
-    process_memory: float = param("private memory of one Oracle process (PGA, stack, data)", kind="size",
-                                  default="4 MB", minimum=0.0)
 
     def check(self, src: Source) -> None:
         if self.oracle_bits == 32 and self.db_cache is not None and self.sga > SGA_LIMIT_32:
@@ -92,6 +88,8 @@ class Instance:
         if vm is not None:
             vm.map_shared("sga_pools", spec.shared_pool + spec.log_buffer)
             vm.add_processes("oracle_background", 1, spec.background_memory, spec.background_memory)
+            if spec.dbwr_io_slaves:
+                vm.add_processes("dbwr_io_slave", spec.dbwr_io_slaves, spec.server_memory, spec.server_working_set)
 
     def sga_size(self, database_bytes: float) -> float:
         """SGA as Oracle reports it: the pools plus the buffer cache (by default the whole database)."""

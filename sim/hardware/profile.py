@@ -65,6 +65,8 @@ class MemorySpec:
     bandwidth_per_socket: float = param("sustainable memory bandwidth per socket", kind="bandwidth", positive=True)
     swap: float = param("swap space", kind="size", default=0.0, minimum=0.0)
     kernel: float = param("memory the kernel keeps for itself", kind="size", default=0.0, minimum=0.0)
+    kernel_64: float | None = param("the same with a 64-bit kernel, where the OS offers both (omit: as kernel)",
+                                    kind="size", default=None, minimum=0.0)
     swap_device: str | None = param("storage device (disk group) holding the swap area (omit: the last one)",
                                     default=None)
     line_size: float = param("bytes moved per last-level cache miss (the LLC line)", kind="size", default="64 B",

@@ -17,6 +17,11 @@ kernel CPU and a read from the swap device (swap-in reads a cluster of pages at 
 RAM + swap nothing more can be committed: the run ends as **out of memory**, a result.
 
 Counting is per kind, so a million processes cost one dict entry, not a million objects.
+
+The OS keeps a reserve free for its page scanner (Solaris `lotsfree`, physmem/64; Linux keeps a
+comparable min_free), so the page cache never gets that part. The SGA is locked (intimate shared
+memory): a kernel plus SGA over RAM cannot start at all. Where an OS comes in 32- and 64-bit
+flavours, the profile gives the kernel's footprint for each (memory.kernel, memory.kernel_64).
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ import math
 PAGE = 4096.0
 SWAP_CLUSTER = 8              # pages per swap-in read: Linux 2.4 page_cluster = 3 (2^3 pages of read-around)
 FAULT_INSTRUCTIONS = 15_000.0 # estimate: kernel path of a major fault (trap, swap cache lookup, I/O set-up, map)
+FREE_RESERVE_SHARE = 1.0 / 64.0   # Solaris lotsfree default: physmem / 64
 
 
 class VirtualMemory:
-    def __init__(self, env, spec, dispatcher=None, swap_device=None):
+    def __init__(self, env, spec, dispatcher=None, swap_device=None, kernel_bits: int = 32):
         self.env, self.spec = env, spec
-        self.ram, self.swap, self.kernel = spec.size, spec.swap, spec.kernel
+        self.ram, self.swap = spec.size, spec.swap
+        self.kernel = spec.kernel_64 if kernel_bits == 64 and spec.kernel_64 is not None else spec.kernel
         self.dispatcher, self.swap_device = dispatcher, swap_device
         self.shared: dict[str, float] = {}
         self.kinds: dict[str, list[float]] = {}   # kind -> [count, private bytes each, working set each]
@@ -54,14 +61,15 @@ class VirtualMemory:
         return self.kernel + sum(self.shared.values()) + sum(n * p for n, p, _w in self.kinds.values())
 
     def page_cache_size(self) -> float:
-        """Free memory, which the OS uses as its page cache."""
-        return max(0.0, self.ram - self.committed())
+        """Free memory, which the OS uses as its page cache (less the scanner's reserve)."""
+        return max(0.0, self.ram - self.committed() - FREE_RESERVE_SHARE * self.ram)
 
     def overcommit(self) -> float:
         return max(0.0, self.committed() - self.ram)
 
     def out_of_memory(self) -> bool:
-        return self.committed() > self.ram + self.swap
+        locked = self.kernel + sum(self.shared.values())
+        return locked > self.ram or self.committed() > self.ram + self.swap
 
     def working_set_out(self) -> float:
         """Fraction of a process's working set that is on swap when it wakes."""
@@ -85,6 +93,9 @@ class VirtualMemory:
 
     def shortfall_message(self) -> str:
         gb = 1.0 / 2**30
+        locked = self.kernel + sum(self.shared.values())
+        if locked > self.ram:
+            return (f"kernel and SGA ({locked * gb:.2f} GB, locked in memory) exceed RAM {self.ram * gb:.2f} GB")
         return (f"committed memory {self.committed() * gb:.1f} GB exceeds RAM + swap "
                 f"{(self.ram + self.swap) * gb:.1f} GB")
 
