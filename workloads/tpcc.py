@@ -182,6 +182,7 @@ class _IoPlan:
         warehouses = params.warehouses or max(1, params.users // 10)
         processes = params.users + BACKGROUND_PROCESSES + db.dbwr_io_slaves
         self.memory = system.memory(processes)
+        self.datafiles = system.datafiles
         self.refusal = self.memory.refusal()
         os_blocks = self.memory.page_cache / db.block_size if system.datafiles.path.caches else 0.0
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
@@ -217,4 +218,4 @@ class _IoPlan:
 
     def report(self, span: float) -> dict:
         return {"buffer_hit_ratio": self.cache.hit_ratio(), "page_cache_mb": self.memory.page_cache / 2**20,
-                "memory_overcommit_mb": self.memory.overcommit / 2**20}
+                "memory_overcommit_mb": self.memory.overcommit / 2**20, **self.datafiles.lock_report()}
