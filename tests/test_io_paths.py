@@ -11,7 +11,7 @@ from sim import scenario
 from sim.analytic import lru_simulate
 from sim.config import ConfigError
 from sim.db.buffer_cache import BufferCache
-from sim.os.filesystem import FileLock
+from sim.os.rwlock import RWLock as FileLock
 from sim.run import run
 from workloads import tpcc_blocks
 from workloads.tpcc import LOGICAL_READS, STANDARD_MIX

@@ -262,6 +262,7 @@ class _IoPlan:
         db = system.scenario.spec.database
         mix = {t: params.mix.get(t, 0.0) for t in TYPES}
         self.vm = system.vm
+        self.datafiles = system.datafiles
         os_blocks = self.vm.page_cache_size() / db.block_size if system.datafiles.path.caches else 0.0
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
         self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks)
@@ -296,7 +297,7 @@ class _IoPlan:
 
     def report(self, span: float) -> dict:
         return {"buffer_hit_ratio": self.cache.hit_ratio(), "page_cache_mb": self.vm.page_cache_size() / 2**20,
-                "memory_overcommit_mb": self.vm.overcommit() / 2**20}
+                "memory_overcommit_mb": self.vm.overcommit() / 2**20, **self.datafiles.lock_report()}
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:

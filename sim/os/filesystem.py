@@ -10,10 +10,13 @@ They differ in three ways that matter to a database:
   I/O costing LWP switches.
 - Caching: buffered files and Cached Quick I/O keep blocks in the OS page cache, a second
   level under the buffer cache; a read found there costs CPU and no disk.
-- Locking: a regular file has the POSIX single-writer lock (the inode's reader/writer lock):
-  a write holds it exclusively until the data is on disk (Oracle opens datafiles O_DSYNC), and
-  reads of that file wait behind it. Raw devices and Quick I/O files have no such lock; that
-  is what Quick I/O was made for (VERITAS Database Edition documentation).
+- Locking: a regular file has the POSIX single-writer lock (the inode's reader/writer lock,
+  sim/os/rwlock.py): a write holds it exclusively until the data is on disk (Oracle opens
+  datafiles O_DSYNC), and every read of that file, a page-cache hit included (the lock is
+  taken around the whole read() call), waits behind it. Raw devices and Quick I/O files have
+  no such lock; that is what Quick I/O was made for (VERITAS Database Edition documentation).
+  The datafiles are equal in size and every block is equally likely to be in any of them, so
+  each read and write picks its file uniformly.
 
 CPU constants (instructions on the I/O path, charged as sys time; estimates for Solaris 7):
 
@@ -28,10 +31,11 @@ CPU constants (instructions on the I/O path, charged as sys time; estimates for 
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import simpy
+
+from sim.os.rwlock import RWLock
 
 SYSCALL_DRIVER_INSTRUCTIONS = 20_000.0
 FS_INSTRUCTIONS = 10_000.0
@@ -62,51 +66,6 @@ PATHS = {
 _QIO_SHARE_OF_FS = 0.1
 
 
-class FileLock:
-    """A reader/writer lock that prefers writers (Solaris rwlock): a waiting writer blocks
-    new readers."""
-
-    __slots__ = ("env", "readers", "writer", "waiting_writers", "waiting_readers")
-
-    def __init__(self, env: simpy.Environment):
-        self.env = env
-        self.readers = 0
-        self.writer = False
-        self.waiting_writers: deque = deque()
-        self.waiting_readers: list = []
-
-    def acquire(self, exclusive: bool) -> simpy.Event:
-        ev = simpy.Event(self.env)
-        if exclusive:
-            if not self.writer and not self.readers and not self.waiting_writers:
-                self.writer = True
-                ev.succeed()
-            else:
-                self.waiting_writers.append(ev)
-        elif not self.writer and not self.waiting_writers:
-            self.readers += 1
-            ev.succeed()
-        else:
-            self.waiting_readers.append(ev)
-        return ev
-
-    def release(self, exclusive: bool) -> None:
-        if exclusive:
-            self.writer = False
-        else:
-            self.readers -= 1
-        if self.writer or self.readers:
-            return
-        if self.waiting_writers:
-            self.writer = True
-            self.waiting_writers.popleft().succeed()
-        elif self.waiting_readers:
-            waiting, self.waiting_readers = self.waiting_readers, []
-            self.readers += len(waiting)
-            for ev in waiting:
-                ev.succeed()
-
-
 class FileSystem:
     """Datafiles on one volume through one I/O path."""
 
@@ -116,7 +75,7 @@ class FileSystem:
         self.block_size = block_size
         self.rng = rng
         self.files = files
-        self.locks = [FileLock(env) for _ in range(files)] if path.file_lock else []
+        self.locks = [RWLock(env) for _ in range(files)] if path.file_lock else []
         self.async_kernel = async_io and path.kaio
         self.async_threads = async_io and not path.kaio
         kb = block_size / 1024.0
@@ -130,21 +89,23 @@ class FileSystem:
 
     def read(self, cached: bool):
         """Generator: one block read by a process (a session's single-block read)."""
-        if cached and self.path.caches:
+        hit = cached and self.path.caches
+        if hit:
             self.cache_hits += 1
-            yield self.dispatcher.run(self.cache_hit_instructions, 1.0)
-            return
-        self.reads += 1
-        yield self.dispatcher.run(self.read_instructions, 1.0)
-        if self.locks:
-            lock = self.locks[int(self.rng.integers(self.files))]
+            work = self.dispatcher.run(self.cache_hit_instructions, 1.0)
+        else:
+            self.reads += 1
+            work = self.dispatcher.run(self.read_instructions, 1.0)
+        yield work
+        lock = self.locks[int(self.rng.integers(self.files))] if self.locks else None
+        if lock is not None:
             t = self.env.now
             yield lock.acquire(False)
             self.lock_wait += self.env.now - t
+        if not hit:
             yield self.volume.submit("read", self.block_size)
+        if lock is not None:
             lock.release(False)
-        else:
-            yield self.volume.submit("read", self.block_size)
 
     def write(self):
         """Generator: one block written through to disk (O_DSYNC), holding the file's lock."""
@@ -161,3 +122,21 @@ class FileSystem:
     def reset_stats(self) -> None:
         self.reads = self.writes = self.cache_hits = 0
         self.lock_wait = 0.0
+        for lock in self.locks:
+            lock.reset_stats()
+
+    def lock_report(self) -> dict:
+        """The file locks over the measured span: the mean share of time a file is held by a
+        writer, readers waiting (mean count, all files), and the mean wait of a read and of a
+        write for its lock (ms)."""
+        if not self.locks:
+            return {}
+        st = [lock.stats() for lock in self.locks]
+        reads = sum(s["read_acquires"] for s in st)
+        writes = sum(s["write_acquires"] for s in st)
+        return {
+            "file_lock_write_held_pct": 100.0 * sum(s["write_held"] for s in st) / len(st),
+            "file_lock_readers_waiting": sum(s["readers_waiting"] for s in st),
+            "file_lock_read_wait_ms": 1000.0 * sum(s["read_wait_total"] for s in st) / reads if reads else 0.0,
+            "file_lock_write_wait_ms": 1000.0 * sum(s["write_wait_total"] for s in st) / writes if writes else 0.0,
+        }
