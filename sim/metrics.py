@@ -30,7 +30,7 @@ class Tally:
         self.n = 0
         self.total = self.total_sq = 0.0
         self.max = 0.0
-        self.hist = np.zeros(_H_BINS, dtype=np.int64)
+        self.hist = [0] * _H_BINS  # a list: numpy item updates cost more than the whole add
 
     def add(self, x: float) -> None:
         self.n += 1
@@ -49,7 +49,7 @@ class Tally:
         if not self.n:
             return float("nan")
         target = q / 100.0 * self.n
-        cum = np.cumsum(self.hist)
+        cum = np.cumsum(np.asarray(self.hist, dtype=np.int64))
         i = int(np.searchsorted(cum, target, side="left"))
         if i == 0:
             return _H_MIN

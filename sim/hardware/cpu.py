@@ -18,7 +18,6 @@ timeout fires at the earliest tag, and a timeout made stale by a later change is
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,6 +30,7 @@ from sim.hardware.profile import CpuSpec
 # A burst whose finish tag is within this many instructions of the virtual clock is done:
 # floating-point slack from summing rate*dt, far below one instruction.
 _TAG_SLACK = 1e-6
+_ULPS = 1e-15  # about four units in the last place of a double, relative
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ class PipelineGroup:
         heap = self.heap
         # A timeout can fire a hair short of its tag: simulated time has finite resolution, and
         # so has vt. Accept what the float spacing of either cannot tell apart from done.
-        limit = self.vt + _TAG_SLACK + 4.0 * (math.ulp(self.vt) + self.rates[self.busy] * math.ulp(self.env.now))
+        limit = self.vt + _TAG_SLACK + _ULPS * (self.vt + self.rates[self.busy] * self.env.now)
         while heap and heap[0][0] <= limit:
             _tag, _seq, sys_share, done = heapq.heappop(heap)
             self.busy -= 1
