@@ -13,6 +13,10 @@ from sim.config import OltpsimError, suggest
 
 REGISTRY = {
     "tpcc": "workloads.tpcc",
+    "create_index": "workloads.create_index",
+    "ctas": "workloads.ctas",
+    "rman": "workloads.rman",
+    "sqlldr": "workloads.sqlldr",
 }
 
 

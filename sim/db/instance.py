@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.config import Source, param
+from sim.db import px
 from sim.db.redo import LogWriter
 from sim.db.session import Session
 from sim.metrics import WaitEvents
@@ -24,6 +25,9 @@ class DatabaseSpec:
     # AWR reports); half of it in the kernel.
     lgwr_instructions_per_write: float = param("LGWR instructions per log write", default=40_000.0, minimum=0.0)
     lgwr_sys_share: float = param("share of LGWR's CPU spent in the kernel", default=0.5, minimum=0.0, maximum=1.0)
+    parallel: px.ParallelSpec = param("parallel execution parameters (parallel_max_servers, ...)", default={})
+    control_file_device: str | None = param("storage device holding the control files (omit: the redo device)",
+                                            default=None)
 
 
 class Instance:
@@ -35,6 +39,9 @@ class Instance:
         self.waits = WaitEvents()
         redo = spec.redo_device or next(iter(devices))
         self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share)
+        self.devices = devices
+        self.control_file = devices[spec.control_file_device or redo]
+        self.px = px.PxPool(env, dispatcher, spec.parallel, self.cpu_count)
         self.sessions: list[Session] = []
 
     def new_session(self) -> Session:
@@ -48,6 +55,8 @@ class Instance:
 
 
 def check_devices(spec: DatabaseSpec, devices: list[str], src: Source) -> None:
-    if spec.redo_device is not None and spec.redo_device not in devices:
-        raise src.at("database").at("redo_device").bad(
-            spec.redo_device, "one of the profile's storage devices: " + ", ".join(devices))
+    for key in ("redo_device", "control_file_device"):
+        value = getattr(spec, key)
+        if value is not None and value not in devices:
+            raise src.at("database").at(key).bad(value, "one of the profile's storage devices: " + ", ".join(devices))
+    px.check(spec.parallel, src.at("database").at("parallel"))

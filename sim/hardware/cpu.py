@@ -131,7 +131,9 @@ class PipelineGroup:
         self._advance()
         finished = []
         heap = self.heap
-        limit = self.vt + _TAG_SLACK
+        # Slack relative to the clock too: after hours of simulated work vt is ~1e12+ instructions,
+        # where one ulp exceeds an absolute slack and a burst would never finish (zero-time loop).
+        limit = self.vt + _TAG_SLACK + abs(self.vt) * 1e-12
         while heap and heap[0][0] <= limit:
             _tag, _seq, sys_share, done = heapq.heappop(heap)
             self.busy -= 1

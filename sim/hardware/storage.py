@@ -6,7 +6,7 @@ An I/O is (kind 'read'/'write', bytes, sequential?) and completes as a SimPy eve
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 
 import numpy as np
 import simpy
@@ -22,6 +22,11 @@ class Disk:
     T = seek + rotational latency + bytes / media rate. A random I/O pays the average seek
     and a uniformly distributed rotational wait; a sequential one (the next block of a log)
     pays neither. A write-back cache acknowledges a write after the transfer alone.
+
+    Read-ahead (segmented cache, e.g. Seagate Cheetah product manuals 4.5.2 "Prefetch"): a
+    read at a known offset that continues one of the last `cache_segments` read streams is a
+    prefetch hit and pays the transfer alone; any other read seeks and takes a segment from the
+    least recently used stream. More interleaved streams than segments make every read seek.
     """
 
     def __init__(self, env: simpy.Environment, name: str, spec: DiskSpec, rng: np.random.Generator,
@@ -31,6 +36,8 @@ class Disk:
         self.queue: deque = deque()
         self.busy = False
         self.rotation = 1.0 / spec.rpm
+        self.streams: OrderedDict[float, None] = OrderedDict()  # end offsets of prefetching streams
+        self.prefetch_hits = 0
         # statistics
         self.ios = 0
         self.bytes = 0.0
@@ -46,8 +53,21 @@ class Disk:
             t += self.spec.avg_seek + self.rng.uniform(0.0, self.rotation)
         return t
 
-    def submit(self, kind: str, nbytes: float, sequential: bool = False) -> simpy.Event:
+    def _prefetch_hit(self, offset: float, nbytes: float) -> bool:
+        """Does a read at this offset continue a stream the drive is prefetching for?"""
+        streams = self.streams
+        hit = streams.pop(offset, False) is None
+        streams[offset + nbytes] = None
+        if len(streams) > self.spec.cache_segments:
+            streams.popitem(last=False)
+        self.prefetch_hits += hit
+        return hit
+
+    def submit(self, kind: str, nbytes: float, sequential: bool = False, offset: float | None = None) -> simpy.Event:
+        """Queue an I/O; with an offset (bytes into this drive) reads may hit the read-ahead."""
         ev = simpy.Event(self.env)
+        if offset is not None and kind == "read" and self.spec.cache_segments:
+            sequential = sequential or self._prefetch_hit(offset, nbytes)
         self.queue.append((kind, nbytes, sequential, ev, self.env.now))
         if not self.busy:
             self._next()
@@ -121,8 +141,8 @@ class Volume:
         self.ios = 0
         self.bytes = 0.0
 
-    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool):
-        ev = self.disks[index].submit(kind, nbytes, sequential)
+    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool, local: float | None = None):
+        ev = self.disks[index].submit(kind, nbytes, sequential, local)
         if self.controllers:
             ctrl = self.controllers[index % len(self.controllers)]
             return self._then(ev, lambda: ctrl.transfer(nbytes))
@@ -137,8 +157,11 @@ class Volume:
         return done
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
+        """An I/O at an offset into the volume (None: a random one). A striped volume given an
+        offset tells each drive where on it the piece lies (drive read-ahead needs it)."""
         self.ios += 1
         self.bytes += nbytes
+        located = offset is not None and self.layout == "stripe"
         if offset is None:
             offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
         if self.layout == "mirror":
@@ -148,6 +171,7 @@ class Volume:
             return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential) for i in range(len(self.disks))])
         width = len(self.disks) - 1 if self.layout == "raid5" and len(self.disks) > 1 else len(self.disks)
         parts: dict[int, float] = {}
+        local: dict[int, float] = {}
         pos, end = offset, offset + nbytes
         while pos < end:
             unit = int(pos // self.stripe_unit)
@@ -157,11 +181,13 @@ class Volume:
             if self.layout == "raid5":  # rotating parity: skip the parity disk of this row
                 parity = stripe_row % len(self.disks)
                 disk = disk if disk < parity else disk + 1
+            if disk not in parts:
+                local[disk] = stripe_row * self.stripe_unit + (pos - unit * self.stripe_unit)
             parts[disk] = parts.get(disk, 0.0) + chunk
             pos += chunk
         if self.layout == "raid5" and kind == "write":
             return self._raid5_write(offset, parts, sequential)
-        evs = [self._disk_io(d, kind, b, sequential) for d, b in parts.items()]
+        evs = [self._disk_io(d, kind, b, sequential, local[d] if located else None) for d, b in parts.items()]
         return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
 
     def _raid5_write(self, offset: float, parts: dict[int, float], sequential: bool) -> simpy.Event:
