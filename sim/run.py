@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import simpy
+
 from sim.metrics import batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
@@ -81,7 +83,9 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
     done = workload.done
     step = spec.max_time / 100.0
     while not done.triggered and env.now < spec.max_time:
-        env.run(until=min(env.now + step, spec.max_time))
+        # Stop at the job's end, not at the next progress step: the elapsed time is the job's.
+        tick = env.timeout(min(step, spec.max_time - env.now))
+        env.run(until=simpy.AnyOf(env, [done, tick]))
         if progress:
             progress(min(1.0, workload.progress()))
     span = env.now

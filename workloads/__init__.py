@@ -15,6 +15,10 @@ REGISTRY = {
     "tpcc": "workloads.tpcc",
     "slob": "workloads.slob",
     "calibrate_io": "workloads.calibrate_io",
+    "create_index": "workloads.create_index",
+    "ctas": "workloads.ctas",
+    "rman": "workloads.rman",
+    "sqlldr": "workloads.sqlldr",
 }
 
 

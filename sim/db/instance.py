@@ -7,6 +7,7 @@ from typing import Literal
 
 from sim.config import Source, param
 from sim.db.dbwr import DatabaseWriter
+from sim.db import px
 from sim.db.redo import LogWriter
 from sim.db.session import Session
 from sim.metrics import WaitEvents
@@ -50,6 +51,10 @@ class DatabaseSpec:
     oracle_bits: Literal[32, 64] = param("32- or 64-bit Oracle (32-bit: the SGA must fit its address space)",
                                          default=64)
 
+    parallel: px.ParallelSpec = param("parallel execution parameters (parallel_max_servers, ...)", default={})
+    control_file_device: str | None = param("storage device holding the control files (omit: the redo device)",
+                                            default=None)
+
     def check(self, src: Source) -> None:
         if self.oracle_bits == 32 and self.db_cache is not None and self.sga > SGA_LIMIT_32:
             raise src.at("db_cache").bad(
@@ -77,6 +82,9 @@ class Instance:
         self.waits = WaitEvents()
         redo = spec.redo_device or next(iter(devices))
         self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share)
+        self.devices = devices
+        self.control_file = devices[spec.control_file_device or redo]
+        self.px = px.PxPool(env, dispatcher, spec.parallel, self.cpu_count)
         self.sessions: list[Session] = []
         # datafiles through the OS's file system, and DBWR, when the data is not all cached
         self.datafiles = datafiles
@@ -118,10 +126,11 @@ class Instance:
 
 
 def check_devices(spec: DatabaseSpec, devices: list[str], src: Source) -> None:
-    for key in ("redo_device", "data_device"):
+    for key in ("redo_device", "data_device", "control_file_device"):
         value = getattr(spec, key)
         if value is not None and value not in devices:
             raise src.at("database").at(key).bad(value, "one of the profile's storage devices: " + ", ".join(devices))
+    px.check(spec.parallel, src.at("database").at("parallel"))
 
 
 def data_device(spec: DatabaseSpec, devices: list[str]) -> str:

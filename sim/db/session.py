@@ -53,6 +53,12 @@ class Session:
         if self.env.now > start:
             self.instance.waits.add("OS page in (swap)", self.env.now - start)
 
+    def io(self, device, kind: str, nbytes: float, offset: float | None = None, event_name: str = "db file sequential read"):
+        """Generator: a synchronous physical I/O on a storage device, waited for under an AWR event."""
+        start = self.env.now
+        yield device.submit(kind, nbytes, offset)
+        self.instance.waits.add(event_name, self.env.now - start)
+
     def wait(self, event_name: str, seconds: float):
         """Generator: an idle or timed wait recorded under an AWR event name."""
         yield self.env.timeout(seconds)

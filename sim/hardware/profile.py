@@ -91,6 +91,8 @@ class DiskSpec:
     capacity: float = param("formatted capacity", kind="size", positive=True)
     write_cache: bool = param("write-back cache acknowledges writes before they reach the platter",
                               default=False)
+    cache_segments: int = param("read-ahead cache segments: sequential read streams the drive can prefetch "
+                                "for at once (0: no read-ahead modelled)", default=0, minimum=0)
     track_seek: float | None = param("single-track seek; with full_seek it gives the seek-distance curve "
                                      "(omit both: every random I/O pays avg_seek)", kind="time", default=None,
                                      minimum=0.0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import deque
+from collections import OrderedDict, deque
 
 import numpy as np
 import simpy
@@ -30,6 +30,11 @@ class Disk:
     serves the queued request nearest ahead of the head, so the deeper the queue the shorter
     the seeks: throughput rises with queue depth. A sequential I/O (the next block of a log)
     pays neither seek nor rotation; a write-back cache acknowledges a write after the transfer.
+
+    Read-ahead (segmented cache, e.g. Seagate Cheetah product manuals 4.5.2 "Prefetch"): a
+    read at a known offset that continues one of the last `cache_segments` read streams is a
+    prefetch hit and pays the transfer alone; any other read seeks and takes a segment from the
+    least recently used stream. More interleaved streams than segments make every read seek.
     """
 
     def __init__(self, env: simpy.Environment, name: str, spec: DiskSpec, rng: np.random.Generator,
@@ -48,6 +53,8 @@ class Disk:
         self.direction = 1
         self.rotation = 1.0 / spec.rpm
         self.curve = spec.full_seek is not None
+        self.streams: OrderedDict[float, None] = OrderedDict()  # end offsets of prefetching streams
+        self.prefetch_hits = 0
         # statistics
         self.ios = 0
         self.bytes = 0.0
@@ -76,11 +83,24 @@ class Disk:
             t += self.rng.uniform(0.0, self.rotation)
         return t
 
+    def _prefetch_hit(self, offset: float, nbytes: float) -> bool:
+        """Does a read at this offset continue a stream the drive is prefetching for?"""
+        streams = self.streams
+        hit = streams.pop(offset, False) is None
+        streams[offset + nbytes] = None
+        if len(streams) > self.spec.cache_segments:
+            streams.popitem(last=False)
+        self.prefetch_hits += hit
+        return hit
+
     def submit(self, kind: str, nbytes: float, sequential: bool = False,
-               position: float | None = None) -> simpy.Event:
+               position: float | None = None, offset: float | None = None) -> simpy.Event:
         """Queue an I/O at `position` (fraction of the stroke; omitted: a random place in the
-        band holding data) and return the event that fires when it completes."""
+        band holding data) and return the event that fires when it completes. With an offset
+        (bytes into this drive, known to the caller) a read may hit the drive's read-ahead."""
         ev = simpy.Event(self.env)
+        if offset is not None and kind == "read" and self.spec.cache_segments:
+            sequential = sequential or self._prefetch_hit(offset, nbytes)
         if position is None and not sequential and self.curve:
             position = self.rng.uniform(0.0, self.band)
         req = (kind, nbytes, sequential, ev, self.env.now, position)
@@ -180,10 +200,11 @@ class Volume:
         self.ios = 0
         self.bytes = 0.0
 
-    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool, local: float | None = None):
+    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool, local: float | None = None,
+                 located: bool = False):
         disk = self.disks[index]
         position = None if local is None else min(1.0, local / disk.spec.capacity)
-        ev = disk.submit(kind, nbytes, sequential, position)
+        ev = disk.submit(kind, nbytes, sequential, position, local if located else None)
         if self.controllers:
             ctrl = self.controllers[index % len(self.controllers)]
             return self._then(ev, lambda: ctrl.transfer(nbytes))
@@ -198,8 +219,11 @@ class Volume:
         return done
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
+        """An I/O at an offset into the volume (None: a random one). A striped volume given an
+        offset tells each drive where on it the piece lies (drive read-ahead needs it)."""
         self.ios += 1
         self.bytes += nbytes
+        located = offset is not None and self.layout == "stripe"
         if offset is None:
             offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
         if self.layout == "mirror":
@@ -225,7 +249,7 @@ class Volume:
             pos += chunk
         if self.layout == "raid5" and kind == "write":
             return self._raid5_write(offset, parts, sequential)
-        evs = [self._disk_io(d, kind, b, sequential, loc) for d, (b, loc) in parts.items()]
+        evs = [self._disk_io(d, kind, b, sequential, loc, located) for d, (b, loc) in parts.items()]
         return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
 
     def _raid5_write(self, offset: float, parts: dict[int, list[float]], sequential: bool) -> simpy.Event:

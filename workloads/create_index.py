@@ -1,0 +1,102 @@
+"""CREATE INDEX in parallel: producers scan the table, consumers sort their key range and
+build their piece of the index; the query coordinator stitches the pieces.
+
+The paper's statement: `create unique index icust2 on cust (c_last, c_w_id, c_d_id, c_first,
+c_id) ... compute statistics` on a 2 GB customer table (T-series paper, Parallel Index
+Creation). Producers read their granules with single-block reads: the AWR of the paper's run
+is dominated by "db file sequential read" on the table's tablespace (CUST_0), so `read_size`
+defaults to one block. Every producer is one read stream; when more streams interleave on a
+drive than it has read-ahead segments, every read seeks (sim/hardware/storage.py, Disk): that
+is the read bottleneck the paper found with the default parallel_servers_target, and why it
+vanishes with fewer servers.
+
+Constants (each with its source or the single published row it was fitted to):
+- ROW_BYTES = 700: a TPC-C CUSTOMER row is ~655 bytes of columns (TPC-C spec 1.3.1) plus row
+  and block overhead; 2 GB is then ~3 M rows (~100 warehouses).
+- KEY_BYTES = 60: the index entry (c_last 16, c_w_id, c_d_id, c_first 16, c_id, rowid, overhead).
+- INSTRUCTIONS_PER_ROW = 800,000: fitted to tseries.create_index, row parallel_servers_target=32
+  (elapsed). Split 10% producer (fetch row, extract key, send) and 90% consumer (receive,
+  sort insert, build, statistics): an estimate.
+- SYS_SHARE = 0.4: kernel share of the servers' CPU (PX messaging IPC, read system calls);
+  fitted to the same row's sys column.
+- MPKI = 4: last-level cache misses per 1000 instructions of a sort/scan: an estimate.
+- Auto DOP's serial estimate: the table read at 200 MB/s (Oracle's max_pmbps when I/O
+  calibration has not been run, 11.2.0.2) plus the CPU at one strand's speed (system stats).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.config import Source, param
+from sim.db.px import PxStatement
+from workloads.batch import MB, BatchWorkload
+
+ROW_BYTES = 700.0
+KEY_BYTES = 60.0
+INSTRUCTIONS_PER_ROW = 800_000.0    # fitted: tseries.create_index, parallel_servers_target=32
+PRODUCER_SHARE = 0.1
+SYS_SHARE = 0.4                     # fitted: tseries.create_index, parallel_servers_target=32, sys
+MPKI = 4.0
+CALIBRATED_IO_RATE = 200.0 * MB     # Oracle default max_pmbps without I/O calibration
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    table_size: float = param("size of the table indexed", kind="size", default="2 GB", positive=True)
+    table_device: str = param("storage device of the table's tablespace (CUST_0)", default="array")
+    index_device: str = param("storage device of the index's tablespace", default="array")
+    dop: int | None = param("fixed degree of parallelism (omit: the instance's policy decides)",
+                            default=None, minimum=1)
+    read_size: float = param("bytes per read of the scan", kind="size", default="8 KB", positive=True)
+    write_size: float = param("bytes per direct-path write of the index", kind="size", default="1 MB",
+                              positive=True)
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    names = profile.storage.device_names()
+    for key in ("table_device", "index_device"):
+        if getattr(params, key) not in names:
+            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+
+
+class Workload(BatchWorkload):
+    def __init__(self, system, params: Params):
+        super().__init__(system, params)
+        system.set_memory_behaviour(MPKI / 1000.0)
+        self.total_bytes = params.table_size
+        self.rows = params.table_size / ROW_BYTES
+        self.dop_used = 1
+
+    def job(self):
+        p, inst = self.params, self.instance
+        instructions = self.rows * INSTRUCTIONS_PER_ROW
+        serial = p.table_size / CALIBRATED_IO_RATE + instructions / self.strand_rate()
+        want = inst.px.dop(2, serial, p.dop)
+        dop = yield from inst.px.acquire(want, 2)
+        self.dop_used = dop
+        per_mb_rows = MB / ROW_BYTES
+        produce = INSTRUCTIONS_PER_ROW * PRODUCER_SHARE * per_mb_rows
+        consume_ipm = INSTRUCTIONS_PER_ROW * (1.0 - PRODUCER_SHARE) * per_mb_rows
+        index_device = self.system.devices[p.index_device]
+
+        def consume(session, nbytes):
+            self.done_bytes += nbytes
+            yield session.cpu(consume_ipm * nbytes / MB, SYS_SHARE)
+
+        def finish(session, index, got):
+            left = got / ROW_BYTES * KEY_BYTES
+            while left > 0:
+                n = min(p.write_size, left)
+                yield from session.io(index_device, "write", n, None, "direct path write")
+                left -= n
+
+        stmt = PxStatement(inst, dop=dop, device=self.system.devices[p.table_device], segment_offset=0.0,
+                           segment_bytes=p.table_size, read_size=p.read_size, read_event="db file sequential read",
+                           message_bytes=MB, produce_instructions_per_mb=produce, consume=consume, finish=finish,
+                           sys_share=SYS_SHARE)
+        yield from stmt.run()
+        inst.px.release(dop, 2)
+
+    def report(self, span: float) -> dict:
+        return {**super().report(span), "dop": self.dop_used}

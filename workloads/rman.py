@@ -1,0 +1,163 @@
+"""RMAN backup with channels: compressed backupsets, optionally multisection.
+
+A channel is one server process. It backs up one datafile (or, with multisection, one section)
+at a time: it reads the file in 1 MB buffers, compresses each buffer on its one strand (the
+next read is already in flight: RMAN reads asynchronously), and writes the compressed bytes to
+the backup destination asynchronously. Without multisection a free channel takes the largest
+datafile not yet started, so no channel count beats the largest file's time; channels beyond
+the number of files have nothing to do. With multisection every section is a backup piece of
+its own, and creating a piece is a control-file transaction: the channel takes the CF enqueue
+and waits for synchronous control-file writes, one channel at a time.
+
+Datafiles (DATAFILES_MB, 17 files, 32 GB in all; the paper gives only "17 datafiles of varying
+size" and 32 GB): the largest is fitted to tseries.rman, row 3 channels (the paper: "the
+minimum time ... is defined by the time it takes to backup the largest file"); the next three
+to row 2 channels (their sizes decide how unevenly two channels end); the other thirteen are
+small system, undo and user tablespaces whose sizes are estimates.
+
+Constants (each with its source or the single published row it was fitted to):
+- COMPRESS_INSTRUCTIONS_PER_MB = 2.9e8 (~275 instructions per byte, BASIC/bzip2-class
+  compression; bzip2 runs at roughly 10 MB/s on one ~3 GHz core, the same order): fitted to
+  tseries.rman, row 1 channel (elapsed).
+- COMPRESSION_RATIO = 0.25: backup bytes per datafile byte; estimate for an OLTP database.
+- MPKI = 2: misses per 1000 instructions of the compressor; estimate.
+- CF_WRITES_PER_PIECE = 11: control-file writes (piece, set and datafile records, checkpoint
+  progress) per backup piece, each to every control-file copy: fitted to tseries.rman, row
+  25 channels (elapsed).
+- PIECE_INSTRUCTIONS = 5.5e8: CPU to open and close a piece (open the file in ASM, allocate and
+  initialise buffers and the compressor): fitted to the same row's usr column.
+- CONTROL_FILE_COPIES = 2: multiplexed control files (Oracle's recommended minimum).
+- READ_SIZE = 1 MB: RMAN's disk input buffer size (11g); estimate of the buffer layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import simpy
+
+from sim.config import Source, param
+from workloads.batch import MB, BatchWorkload
+
+# MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
+DATAFILES_MB = (420.0, 360.0, 150.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 18.0, 15.0, 15.0, 30.0,
+                13175.0, 7000.0, 6300.0, 5180.0)
+COMPRESS_INSTRUCTIONS_PER_MB = 2.9e8   # fitted: tseries.rman, 1 channel
+COMPRESSION_RATIO = 0.25
+MPKI = 2.0
+CF_WRITES_PER_PIECE = 11               # fitted: tseries.rman, 25 channels (elapsed)
+PIECE_INSTRUCTIONS = 5.5e8              # fitted: tseries.rman, 25 channels (usr)
+CONTROL_FILE_COPIES = 2
+CONTROL_FILE_WRITE = 16 * 1024.0
+READ_SIZE = 1.0 * MB
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    channels: int = param("RMAN channels (configure device type disk parallelism N)", minimum=1)
+    section_size: float | None = param("multisection backup: SECTION SIZE (omit: whole files)", kind="size",
+                                       default=None, positive=True)
+    compressed: bool = param("compressed backupset", default=True)
+    datafile_device: str = param("storage device (ASM disk group) of the datafiles", default="array")
+    backup_device: str = param("storage device (ASM disk group) of the backup pieces", default="array")
+    datafiles_mb: tuple[float, ...] = param("datafile sizes in MB, in file# order (omit: the paper's database)",
+                                            default=DATAFILES_MB)
+
+    def check(self, src: Source) -> None:
+        if not self.datafiles_mb or any(not isinstance(s, (int, float)) or s <= 0 for s in self.datafiles_mb):
+            raise src.at("datafiles_mb").bad(self.datafiles_mb, "a list of sizes in MB, each > 0")
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    names = profile.storage.device_names()
+    for key in ("datafile_device", "backup_device"):
+        if getattr(params, key) not in names:
+            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+
+
+def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tuple[int, float, float]]:
+    """(file, offset MB, MB) pieces of work: whole files largest first, or every file's sections."""
+    if section_mb is None:
+        order = sorted(range(len(sizes_mb)), key=lambda i: (-sizes_mb[i], i))
+        return [(i, 0.0, sizes_mb[i]) for i in order]
+    items = []
+    for i, size in enumerate(sizes_mb):
+        pos = 0.0
+        while pos < size:
+            items.append((i, pos, min(section_mb, size - pos)))
+            pos += section_mb
+    return items
+
+
+class Workload(BatchWorkload):
+    def __init__(self, system, params: Params):
+        super().__init__(system, params)
+        system.set_memory_behaviour(MPKI / 1000.0)
+        self.sizes = tuple(float(s) for s in params.datafiles_mb)
+        self.total_bytes = sum(self.sizes) * MB
+        starts, pos = [], 0.0
+        for s in self.sizes:
+            starts.append(pos)
+            pos += s
+        self.file_start = starts  # MB into the disk group: files laid out one after another
+        section = params.section_size / MB if params.section_size else None
+        self.items = work_items(self.sizes, section)
+        self.pieces = 0
+        self.channels_used = 0
+        self.cf_enqueue = simpy.Resource(self.env, 1)
+        self.done_items = 0
+        self.per_channel_mb: list[float] = []
+
+    def job(self):
+        n = min(self.params.channels, len(self.items))
+        self.channels_used = n
+        self.per_channel_mb = [0.0] * n
+        queue = list(reversed(self.items))
+        procs = [self.env.process(self._channel(c, self.instance.new_session(), queue)) for c in range(n)]
+        yield simpy.AllOf(self.env, procs)
+
+    def _channel(self, c: int, session, queue: list):
+        p = self.params
+        src = self.system.devices[p.datafile_device]
+        dst = self.system.devices[p.backup_device]
+        ipm = COMPRESS_INSTRUCTIONS_PER_MB if p.compressed else 0.0
+        ratio = COMPRESSION_RATIO if p.compressed else 1.0
+        while queue:
+            f, off_mb, mb = queue.pop()
+            yield from self._new_piece(session)   # a section, or a file's part of the set
+            base = (self.file_start[f] + off_mb) * MB
+            left, pos = mb * MB, 0.0
+            nxt = src.submit("read", min(READ_SIZE, left), base)
+            while left > 0:
+                n = min(READ_SIZE, left)
+                t0 = self.env.now
+                yield nxt
+                self.instance.waits.add("RMAN backup & recovery I/O", self.env.now - t0)
+                left -= n
+                pos += n
+                if left > 0:
+                    nxt = src.submit("read", min(READ_SIZE, left), base + pos)
+                yield session.cpu(ipm * n / MB)
+                dst.submit("write", n * ratio)    # asynchronous: not waited for
+                self.done_bytes += n
+                self.per_channel_mb[c] += n / MB
+            self.done_items += 1
+
+    def _new_piece(self, session):
+        """Create a backup piece: CPU, then a control-file transaction under the CF enqueue."""
+        self.pieces += 1
+        yield session.cpu(PIECE_INSTRUCTIONS)
+        t0 = self.env.now
+        with self.cf_enqueue.request() as req:
+            yield req
+            self.instance.waits.add("enq: CF - contention", self.env.now - t0)
+            cf = self.instance.control_file
+            for _ in range(CF_WRITES_PER_PIECE):
+                t1 = self.env.now
+                yield simpy.AllOf(self.env, [cf.submit("write", CONTROL_FILE_WRITE) for _ in range(CONTROL_FILE_COPIES)])
+                self.instance.waits.add("control file parallel write", self.env.now - t1)
+
+    def report(self, span: float) -> dict:
+        return {**super().report(span), "channels_used": self.channels_used, "pieces": self.pieces,
+                "work_items": len(self.items), "items_done": self.done_items,
+                "largest_channel_mb": max(self.per_channel_mb, default=0.0)}

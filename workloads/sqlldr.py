@@ -1,0 +1,105 @@
+"""SQL*Loader: conventional path, direct path, and parallel direct path with N sessions.
+
+Each session is a sqlldr client and its server process taking turns on one input slice
+(the input file is cut into `sessions` parts, as the paper's parallel load did): the client
+reads a buffer of input and parses it into rows, the server loads them. So one session keeps
+about one strand busy, and a single session is bound by one T2 strand's speed.
+
+- conventional: array INSERTs through the buffer cache; each array is a transaction whose
+  redo LGWR writes ('log file sync'); DBWR writes the dirty blocks later (asynchronously).
+- direct: the server formats whole blocks in its own memory and writes them straight to the
+  datafiles (asynchronous direct path writes); no buffer cache, no redo for the data.
+- parallel direct: `sessions` direct loads at once into the same table (APPEND), each over its
+  own slice of the input and its own extents.
+
+Constants (each with its source or the single published row it was fitted to):
+- CONVENTIONAL_INSTRUCTIONS_PER_MB = 8.15e7 (client parse + INSERT, ~78 instructions per input
+  byte): fitted to tseries.sqlldr, row conventional (elapsed).
+- DIRECT_INSTRUCTIONS_PER_MB = 5.3e7 (client parse + block formatting): fitted to tseries.sqlldr,
+  row direct (elapsed).
+- REDO_PER_BYTE = 1.1: conventional insert redo per byte loaded (row image plus change-vector
+  headers); estimate.
+- SYS_SHARE = 0.08: kernel share (read/write system calls, SQL*Net between client and server);
+  estimate.
+- MPKI = 2: parsing and formatting stream through memory; estimate.
+- BUFFER = 16 MB: input per round (sixteen 1 MB READSIZE/BINDSIZE arrays; the unit of simulated work,
+  one commit per round); estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import simpy
+
+from sim.config import Source, param
+from workloads.batch import MB, BatchWorkload
+
+CONVENTIONAL_INSTRUCTIONS_PER_MB = 8.15e7  # fitted: tseries.sqlldr, conventional
+DIRECT_INSTRUCTIONS_PER_MB = 5.3e7         # fitted: tseries.sqlldr, direct
+REDO_PER_BYTE = 1.1
+SYS_SHARE = 0.08
+MPKI = 2.0
+BUFFER = 16.0 * MB
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    data_size: float = param("size of the input datafile", kind="size", default="725 GB", positive=True)
+    direct: bool = param("direct path load (direct=true)", default=False)
+    parallel: bool = param("parallel direct path (parallel=true): several sessions load one table", default=False)
+    sessions: int = param("concurrent sqlldr sessions, each over its slice of the input", default=1, minimum=1)
+    input_device: str = param("storage device holding the input file", default="internal")
+    table_device: str = param("storage device of the table's tablespace", default="array")
+
+    def check(self, src: Source) -> None:
+        if self.sessions > 1 and not (self.direct and self.parallel):
+            raise src.at("sessions").bad(self.sessions, "1 unless direct and parallel are both true: only "
+                                         "parallel direct path loads run concurrent sessions into one table")
+        if self.parallel and not self.direct:
+            raise src.at("parallel").bad(self.parallel, "false unless direct is true (parallel applies to direct path)")
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    names = profile.storage.device_names()
+    for key in ("input_device", "table_device"):
+        if getattr(params, key) not in names:
+            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+
+
+class Workload(BatchWorkload):
+    def __init__(self, system, params: Params):
+        super().__init__(system, params)
+        system.set_memory_behaviour(MPKI / 1000.0)
+        self.total_bytes = params.data_size
+
+    def job(self):
+        p = self.params
+        share = p.data_size / p.sessions
+        procs = [self.env.process(self._session(self.instance.new_session(), i * share, share))
+                 for i in range(p.sessions)]
+        yield simpy.AllOf(self.env, procs)
+
+    def _session(self, session, start: float, size: float):
+        p, env, inst = self.params, self.env, self.instance
+        src = self.system.devices[p.input_device]
+        table = self.system.devices[p.table_device]
+        ipm = DIRECT_INSTRUCTIONS_PER_MB if p.direct else CONVENTIONAL_INSTRUCTIONS_PER_MB
+        pos, left = start, size
+        nxt = src.submit("read", min(BUFFER, left), pos)   # the OS reads ahead of the parser
+        while left > 0:
+            n = min(BUFFER, left)
+            t0 = env.now
+            yield nxt
+            inst.waits.add("sqlldr input read", env.now - t0)
+            pos += n
+            left -= n
+            if left > 0:
+                nxt = src.submit("read", min(BUFFER, left), pos)
+            yield session.cpu(ipm * n / MB, SYS_SHARE)
+            if p.direct:
+                table.submit("write", n)                  # asynchronous direct path write
+            else:
+                table.submit("write", n)                  # DBWR writes the blocks later
+                yield from session.commit(n * REDO_PER_BYTE)
+            self.done_bytes += n
