@@ -128,3 +128,33 @@ def test_a_read_of_a_file_waits_for_its_write_to_reach_disk(path, waits):
     else:
         assert done["r"] == pytest.approx(0.001 if hit else 0.011)
         assert fs.lock_report() == {}
+
+
+def test_linux_buffered_serialises_writers_but_not_readers():
+    """Linux 2.4: write() holds i_sem through the O_DSYNC flush, read() takes no inode lock.
+    One file, 10 ms per disk write: two writes at 0 end at 10 and 20 ms; a page-cache read
+    asked at 1 ms ends at 1 ms; the second writer waited 10 ms for the lock."""
+    from sim.os.filesystem import PATHS, FileSystem
+
+    env = simpy.Environment()
+    fs = FileSystem(env, _Instant(env), _Instant(env, 0.010), PATHS["linux_buffered"], 1, 8192.0, False,
+                    np.random.default_rng(0))
+    done = []
+
+    def writer():
+        yield from fs.write()
+        done.append(("w", env.now))
+
+    def reader():
+        yield env.timeout(0.001)
+        yield from fs.read(cached=True)
+        done.append(("r", env.now))
+
+    env.process(writer())
+    env.process(writer())
+    env.process(reader())
+    env.run()
+    assert done == [("r", pytest.approx(0.001)), ("w", pytest.approx(0.010)), ("w", pytest.approx(0.020))]
+    report = fs.lock_report()
+    assert report["file_lock_read_wait_ms"] == 0.0
+    assert report["file_lock_write_wait_ms"] == pytest.approx(5.0)   # 0 and 10 ms

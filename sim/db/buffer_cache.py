@@ -74,7 +74,7 @@ class BufferCache:
                 clean = np.where(p > 0.0, p * (1.0 - u) / (1.0 - (1.0 - p) * (1.0 - u)), 1.0)
             self.odds[s.name] = SegmentOdds(
                 miss=misses / total if total else 0.0,
-                os_hit=float(np.dot(miss_rate, b)) / misses if misses else 0.0,
+                os_hit=min(1.0, float(np.dot(miss_rate, b)) / misses) if misses else 0.0,   # rounding can pass 1
                 writes_per_tx=float(np.dot(miss_rate, 1.0 - clean)) if u > 0.0 else 0.0)
 
     def hit_ratio(self) -> float:

@@ -1,5 +1,5 @@
 """The I/O paths of the OS: raw devices, VxFS Quick I/O and Cached Quick I/O, buffered and
-direct VxFS and UFS.
+direct VxFS and UFS, and buffered Linux 2.4 (ext2/ext3/ReiserFS through the page cache).
 
 They differ in three ways that matter to a database:
 
@@ -15,6 +15,13 @@ They differ in three ways that matter to a database:
   datafiles O_DSYNC), and every read of that file, a page-cache hit included (the lock is
   taken around the whole read() call), waits behind it. Raw devices and Quick I/O files have
   no such lock; that is what Quick I/O was made for (VERITAS Database Edition documentation).
+  Linux 2.4 differs: generic_file_read() takes no inode lock, while generic_file_write() holds
+  the inode semaphore (i_sem) for the whole write, O_SYNC flush included
+  (generic_osync_inode() runs before up(&inode->i_sem) in 2.4 mm/filemap.c): writers to one
+  file queue behind each other, readers never wait. Oracle opens buffered datafiles O_DSYNC
+  ("Oracle insists on the synchronous completion of writes for all buffered I/O to database
+  files. This is done by using the O_DSYNC" flag, S. Adams, Ixora, "Buffered I/O"), which 2.4
+  treats as O_SYNC. There is no kernel AIO for files in 2.4.19.
   The datafiles are equal in size and every block is equally likely to be in any of them, so
   each read and write picks its file uniformly.
 
@@ -51,6 +58,7 @@ class IoPath:
     caches: bool        # blocks go through the OS page cache (second-level cache)
     file_lock: bool     # POSIX single-writer lock per file
     kaio: bool          # kernel async I/O possible
+    readers_lock: bool = True   # reads take the file lock too (POSIX rwlock); False: writers only (Linux i_sem)
 
 
 PATHS = {
@@ -61,6 +69,7 @@ PATHS = {
     "vxfs_direct":     IoPath("vxfs_direct", True, False, True, False),
     "ufs_buffered":    IoPath("ufs_buffered", True, True, True, False),
     "ufs_direct":      IoPath("ufs_direct", True, False, True, False),
+    "linux_buffered":  IoPath("linux_buffered", True, True, True, False, readers_lock=False),
 }
 # Quick I/O maps a file to its extents once, at open: its per-I/O file-system work is tiny.
 _QIO_SHARE_OF_FS = 0.1
@@ -97,7 +106,7 @@ class FileSystem:
             self.reads += 1
             work = self.dispatcher.run(self.read_instructions, 1.0)
         yield work
-        lock = self.locks[int(self.rng.integers(self.files))] if self.locks else None
+        lock = self.locks[int(self.rng.integers(self.files))] if self.locks and self.path.readers_lock else None
         if lock is not None:
             t = self.env.now
             yield lock.acquire(False)
