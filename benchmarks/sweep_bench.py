@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import tempfile
 import time
 
 from sim import sweep as sw
+from sim.executors import open_executor
 
 SCENARIO = {"profile": "t5220", "workload": "tpcc", "params": {"users": 8, "think_time": "0 s", "keying_time": "0 s"},
             "database": {"redo_device": "array"},
@@ -24,12 +26,18 @@ VARY = {"users": [8, 16, 24, 32, 40, 48, 56, 64]}
 REPLICATIONS = 5
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (pool workers, Dask nannies and workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def timed_sweep(executor: str, workers: int | None):
     with tempfile.TemporaryDirectory() as out:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_seconds()
         res = sw.sweep(SCENARIO, VARY, replications=REPLICATIONS, out=out, executor=executor, workers=workers,
                        progress=False)
-        return time.perf_counter() - t, res
+        return time.perf_counter() - t, cpu_seconds() - c, res
 
 
 def main() -> None:
@@ -40,13 +48,16 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     sw.sweep(SCENARIO, {"users": [8]}, out=tempfile.mkdtemp(), executor="serial", progress=False)  # imports, once
     walls: dict[str, list[float]] = {"serial": [], "pool": [], "dask": []}
+    cpus: dict[str, list[float]] = {"serial": [], "pool": [], "dask": []}
     tables = {}
     for _ in range(args.repeat):
         for name, kind in (("serial", "serial"), ("pool", "process"), ("dask", "dask")):
-            wall, res = timed_sweep(kind, None if kind == "serial" else args.workers)
+            wall, cpu, res = timed_sweep(kind, None if kind == "serial" else args.workers)
             walls[name].append(wall)
+            cpus[name].append(cpu)
             tables[name] = res.table
     w = {k: statistics.median(v) for k, v in walls.items()}
+    c = {k: statistics.median(v) for k, v in cpus.items()}
     runs = len(tables["serial"])
     busy = tables["serial"]["wall_time"].sum()
     print(f"{runs} runs, {busy:.1f} s of simulation in total (serial, inside run())")
@@ -55,6 +66,15 @@ def main() -> None:
     print(f"Dask LocalCluster ({args.workers}x1 thread): {w['dask']:6.1f} s   speed-up {w['serial'] / w['dask']:.2f}x; "
           f"overhead over the pool {w['dask'] - w['pool']:+.1f} s ({100 * (w['dask'] / w['pool'] - 1):+.0f}%, "
           f"{1000 * (w['dask'] - w['pool']) / runs:+.0f} ms per run)")
+    t = time.perf_counter()
+    with open_executor("dask", args.workers):
+        pass
+    startup = time.perf_counter() - t
+    print(f"Dask LocalCluster start and stop alone: {startup:.1f} s; the rest of its overhead: "
+          f"{1000 * (w['dask'] - w['pool'] - startup) / runs:+.0f} ms per run")
+    # CPU seconds barely depend on what else the machine runs: the work each executor adds.
+    print(f"CPU seconds: serial {c['serial']:.1f}, pool {c['pool']:.1f} ({c['pool'] / c['serial']:.2f}x), "
+          f"Dask {c['dask']:.1f} ({c['dask'] / c['serial']:.2f}x)")
     figures = ["tpm", "cpu_idle", "events"]
     same = all(tables[k][figures].equals(tables["serial"][figures]) for k in ("pool", "dask"))
     print(f"same numbers on all three executors: {'yes' if same else 'NO'}")
