@@ -29,6 +29,7 @@ __all__ = [
     "che_hit_ratios",
     "che_hit_ratio",
     "che_two_level",
+    "che_two_level_hits",
     "lru_simulate",
 ]
 
@@ -376,6 +377,19 @@ def che_two_level(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarray | N
     else:
         h2 = _renewal_level2(r, s * m, t1, float(c2))
     return hit1, min(1.0 - hit1, max(0.0, float(np.dot(demand * (1.0 - h1), h2)) / tot))
+
+
+def che_two_level_hits(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarray | None = None,
+                       counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item (per-bucket) form of che_two_level (renewal method): (h1_i, h2_i), with h2_i
+    the level-2 hit probability of a level-1 miss of item i. Their demand-weighted sums are
+    exactly che_two_level's (hit1, hit2)."""
+    r, s, m = _che_arrays(rates, sizes, counts)
+    t1 = che_time(r, c1, s, m)
+    h1 = _hit_probs(r, t1)
+    if math.isinf(t1) or c2 <= 0.0:
+        return h1, np.zeros_like(r)
+    return h1, _renewal_level2(r, s * m, t1, float(c2))
 
 
 def lru_simulate(probabilities: np.ndarray, capacity: int, requests: int,

@@ -8,6 +8,7 @@ tolerance per metric. Published values are only ever compared with, never fed to
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -26,6 +27,8 @@ class MetricSpec:
     result: str = param("the Result figure compared (tpm, elapsed, cpu, status, or a key of extra)")
     unit: str = param("unit as printed", default="")
     tolerance: str = param('"10%" (relative), "5 points" (absolute, per element for lists), or "equal"')
+    relative_to: str | None = param("label of a row: compare this row's figure as a % change from that row's "
+                                    "(published as e.g. 19 for '+19%')", default=None)
 
     def check(self, src: Source) -> None:
         try:
@@ -50,6 +53,7 @@ class RowSpec:
     set: dict[str, Any] = param("scenario changes for this row (dotted keys; plain keys are workload params)",
                                 default={})
     published: dict[str, Any] = param("published values by metric name (empty: a blind prediction)", default={})
+    quick: bool = param("part of the quick subset even when its experiment is not", default=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +74,11 @@ class ExperimentSpec:
                 if name not in self.metrics:
                     raise src.at("rows").at(i).at("published").at(name).error(
                         f"no metric of that name{suggest(name, self.metrics)}; metrics: {', '.join(self.metrics)}")
+        labels = [r.label for r in self.rows]
+        for name, m in self.metrics.items():
+            if m.relative_to is not None and m.relative_to not in labels:
+                raise src.at("metrics").at(name).at("relative_to").bad(m.relative_to, "the label of a row: "
+                                                                       + ", ".join(labels))
 
 
 @dataclass
@@ -118,7 +127,10 @@ def select(ids: list[str] | None = None, quick: bool = False) -> list[Experiment
     else:
         chosen = list(paths)
     exps = [load_experiment(paths[k]) for k in chosen]
-    return [e for e in exps if e.quick] if quick else exps
+    if not quick:
+        return exps
+    subset = [e if e.quick else dataclasses.replace(e, rows=tuple(r for r in e.rows if r.quick)) for e in exps]
+    return [e for e in subset if e.rows]
 
 
 def row_scenario_data(exp: ExperimentSpec, row: RowSpec) -> dict:
@@ -175,6 +187,9 @@ def score(exp: ExperimentSpec, results: dict[tuple[str, str], Result]) -> list[F
         for name, pub in row.published.items():
             m = exp.metrics[name]
             sim = res.metric(m.result)
+            if m.relative_to is not None:
+                ref = results[(exp.id, m.relative_to)].metric(m.result)
+                sim = 100.0 * (sim / ref - 1.0) if sim is not None and ref else None
             figures.append(_compare(exp.id, row.label, name, m, pub, sim, res.status))
         for name in exp.predict:
             figures.append(Figure(exp.id, row.label, name, "", None, res.metric(name), None, "prediction", None, res.status))

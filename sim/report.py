@@ -34,6 +34,11 @@ def summary(r: Result) -> str:
         h, rem = divmod(r.elapsed, 3600)
         m, s = divmod(rem, 60)
         lines.append(f"elapsed: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
+    x = r.extra
+    if "iops_per_db_cpu" in x:  # physical-I/O workloads (SLOB, CALIBRATE_IO): the cost of an I/O in CPU
+        lines.append(f"I/O: {x['iops']:,.0f} IOPS   {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s   "
+                     f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   "
+                     f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
     lines.append(f"cpu (vmstat): r {r.run_queue:.1f}  us {r.cpu_usr:.0f}  sy {r.cpu_sys:.0f}  id {r.cpu_idle:.0f}")
     if r.core_utilisation:
         cu = r.core_utilisation

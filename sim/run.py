@@ -103,7 +103,9 @@ def _collect(system: System, result: Result, span: float) -> None:
     result.run_queue = disp.mean_run_queue()
     result.core_utilisation = [100.0 * u for u in cpu.core_utilisation()]
     result.strand_utilisation = [100.0 * u for u in disp.strand_utilisation()]
-    result.extra["instructions_per_s"] = cpu.instructions_retired() / span
+    instructions = cpu.instructions_retired()
+    result.extra["instructions_per_s"] = instructions / span
+    result.extra.update(system.memory.report(busy, instructions))
     # AWR: top timed events, with CPU as "DB CPU" (busy strand time, foreground and background)
     events = [{"event": name, "waits": st.waits, "time_s": st.time,
                "avg_ms": 1000.0 * st.time / st.waits if st.waits else 0.0}
@@ -122,6 +124,10 @@ def _collect(system: System, result: Result, span: float) -> None:
             "avg_service_ms": 1000.0 * sum(d.service.total for d in disks) / n if n else 0.0,
             "avg_response_ms": 1000.0 * sum(d.response.total for d in disks) / n if n else 0.0,
         }
+    if inst.datafiles is not None:   # physical I/O of the datafiles, as AWR's Load Profile shows it
+        fs = inst.datafiles
+        result.extra.update(physical_reads_per_s=inst.physical_reads / span, physical_writes_per_s=inst.dbwr.writes / span,
+                            os_cache_hits_per_s=fs.cache_hits / span, disk_reads_per_s=fs.reads / span)
     lg = inst.lgwr
     if lg.writes:
         result.extra["commits_per_log_write"] = lg.commits / lg.writes

@@ -15,17 +15,20 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import workloads
 from sim.config import OltpsimError, Source, build, param, parse_scalar, read_yaml, replace_path
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.hardware.profile import HardwareProfile, load_profile
+from sim.os.filesystem import PATHS
 
 
 @dataclass(frozen=True, kw_only=True)
 class OsSpec:
     quantum: float = param("time slice of the dispatcher", kind="time", default="10 ms", positive=True)
+    filesystem: str = param("I/O path of the datafiles", default="raw", choices=tuple(PATHS))
+    bits: Literal[32, 64] = param("32- or 64-bit kernel", default=64)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +54,10 @@ class ScenarioSpec:
     database: DatabaseSpec = param("database configuration", default={})
     os: OsSpec = param("operating-system settings", default={})
     run: RunSpec = param("run control", default={})
+
+    def check(self, src: Source) -> None:
+        if self.database.oracle_bits == 64 and self.os.bits == 32:
+            raise src.at("database").at("oracle_bits").bad(64, "32: 64-bit Oracle needs a 64-bit kernel (os.bits: 64)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,10 +5,15 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from sim.db.instance import Instance
-from sim.hardware.cpu import Cpu, MemoryBehaviour
+from sim.db.instance import Instance, data_device
+from sim.hardware.cpu import Cpu
+from sim.hardware.flash import FlashArray
+from sim.hardware.memory import MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
+from sim.os.filesystem import PATHS, FileSystem
+from sim.os.page_cache import MemoryAccount, account
+from sim.os.vm import VirtualMemory
 from sim.randomness import rng_stream
 from sim.scenario import Scenario
 
@@ -21,34 +26,57 @@ class System:
         self.env = env = simpy.Environment()
         # hardware
         self.cpu = Cpu(env, profile.cpu)
+        self.memory = MemorySystem(env, profile.memory, profile.cpu, self.cpu)
         self.devices: dict[str, object] = {}
         for name, group in profile.storage.disk_groups.items():
             overhead = group.controller.overhead if group.controller else 0.0
-            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead)
+            disks = [Disk(env, f"{name}/{i}", group.disk, self.rng(f"disk:{name}/{i}"), overhead, group.queue)
                      for i in range(group.count)]
             ctrls = ([Controller(env, f"{name}/c{i}", group.controller.bandwidth) for i in range(group.controllers)]
                      if group.controller else [])
-            # By default a disk group is one volume striped over all its drives (1 MB units, as ASM).
-            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), "stripe", 1024 * 1024, ctrls)
+            # A disk group is one volume over all its drives (by default striped in 1 MB units, as ASM).
+            self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), group.layout,
+                                        group.stripe_unit, ctrls, group.volume_size)
+        for name, array in profile.storage.flash_arrays.items():
+            self.devices[name] = FlashArray(env, name, array, self.rng(f"flash:{name}"))
         # operating system
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
+        swap = profile.memory.swap_device or next(reversed(profile.storage.disk_groups), None)
+        self.vm = VirtualMemory(env, profile.memory, self.dispatcher, self.devices.get(swap))
+        db, os_spec = scenario.spec.database, scenario.spec.os
+        self.datafiles = None
+        if db.db_cache is not None:   # the data does not all fit: datafiles through a file system
+            volume = self.devices[data_device(db, list(self.devices))]
+            self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
+                                        db.block_size, db.disk_asynch_io, self.rng("datafiles"))
         # database
-        self.instance = Instance(env, self.dispatcher, self.devices, scenario.spec.database)
+        self.instance = Instance(env, self.dispatcher, self.devices, db, self.datafiles, self.vm)
 
     def rng(self, name: str) -> np.random.Generator:
         return rng_stream(self.seed, name)
 
     def memory_latency(self) -> float:
-        """Unloaded average memory latency (seconds) seen by a strand."""
-        return self.profile.memory.average_latency(self.profile.cpu.sockets)
+        """Average memory latency (seconds) a strand sees now (unloaded plus queueing)."""
+        return self.memory.latency
 
     def set_memory_behaviour(self, misses_per_instruction: float) -> None:
-        """Tell the cores how the running code misses the last-level cache."""
-        spec = self.profile.cpu
-        stall = self.memory_latency() * spec.clock / spec.mlp
-        self.cpu.set_behaviour(MemoryBehaviour(misses_per_instruction, stall))
+        """Tell the memory system how the running code misses the last-level cache; it owns the
+        stall time the cores see and updates it as bandwidth utilisation changes."""
+        self.memory.set_misses_per_instruction(misses_per_instruction)
+
+    def single_strand_rate(self) -> float:
+        """Instructions per second of one strand running alone on its core (set the memory
+        behaviour first): what spinning on a latch burns per second."""
+        return self.cpu.groups[0].rates[1]
+
+    def memory_account(self, processes: int) -> MemoryAccount:
+        """Memory with the SGA and `processes` Oracle processes: what is left is page cache."""
+        mem, spec = self.profile.memory, self.scenario.spec
+        return account(mem.size, mem.swap, mem.kernel, spec.os.bits, spec.database.sga, processes,
+                       spec.database.process_memory)
 
     def reset_stats(self) -> None:
+        self.memory.reset_stats()
         self.dispatcher.reset_stats()
         self.instance.reset_stats()
         for d in self.devices.values():

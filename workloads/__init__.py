@@ -13,6 +13,8 @@ from sim.config import OltpsimError, suggest
 
 REGISTRY = {
     "tpcc": "workloads.tpcc",
+    "slob": "workloads.slob",
+    "calibrate_io": "workloads.calibrate_io",
 }
 
 

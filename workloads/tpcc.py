@@ -18,6 +18,33 @@ Constants (each with its source or the single published row it was fitted to):
   pipeline). Other LLC sizes scale by the square-root rule (Hsu, Smith & Young, 2001).
 - SYSCALL_SHARE: kernel share of a shadow process's instructions (SQL*Net round trips,
   semaphore post/wait, timers); fitted to the sys column of tseries.oltp_users, 64-user row.
+- BACKGROUND_PROCESSES: PMON, SMON, DBWR, LGWR, CKPT, RECO and a few more (Oracle 8i).
+
+On another core the same instructions run at that core's speed: the path length is per
+instruction set (the T2 and the UltraSPARC II are both SPARC V9), the misses per instruction
+follow the last-level cache per core, and cpi_issue and memory latency come from the profile.
+
+When the scenario gives a buffer cache (database.db_cache), the data is not all cached: the
+touches on the large objects miss with the probabilities of the buffer-cache model over the
+TPC-C block popularity (workloads/tpcc_blocks.py, sim/db/buffer_cache.py), with the OS page
+cache as a second level when the file system caches. A transaction's CPU is then split into
+bursts around its physical reads, and the blocks it dirties go to DBWR.
+
+- PATH_LENGTH[isa]: instructions per get relative to SPARC V9, by instruction set. It carries
+  both the ISA (Itanium bundles padded with NOPs, Rupley et al. WWC'02; x86 CISC denser) and the
+  difference between the T5220 paper's kit and the other sources' OLTP kits, which no source
+  separates. ia64: fitted to itanium.tpcc, Linux row. x86_64: fitted to opteron.users_by_cache,
+  2-way 5,000 users 8 GB row.
+- WAREHOUSE_BYTES: database bytes per warehouse, estimated from the TPC-C row sizes (stock
+  100k x 306 B, customer 30k x 655 B, orders and order lines, history) plus ~20% of indexes.
+- CLIENT_MEMORY, CLIENT_WORKING_SET, CLIENT_SHARE: the user (client) process when users run on
+  the database server (Oracle's AMD64 paper: "the database and workload users ran on the same
+  machine"). Estimates: a small OCI driver process, 0.3 MB private with 64 KB touched per
+  transaction, and 15% of the server's instructions to build calls and read results.
+
+Many users cost little: a user is one generator and one session (both with __slots__-sized
+state); between two transactions a user costs one timeout (think time and the next keying
+time are one wait), and nothing is scanned per user.
 """
 
 from __future__ import annotations
@@ -25,12 +52,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import bisect
+from collections import deque
 
 import numpy as np
 
 from sim.config import Source, param
+from sim.db.buffer_cache import BufferCache
 from sim.metrics import Tally
 from sim.randomness import Draws
+from workloads import tpcc_blocks
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
@@ -49,6 +79,12 @@ INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
 MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
 SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
 _LLC_REF_PER_CORE = 512 * 1024.0  # UltraSPARC T2: 4 MB L2 over 8 cores
+BACKGROUND_PROCESSES = 8
+PATH_LENGTH = {"sparcv9": 1.0, "ia64": 0.197, "x86_64": 0.395}   # see the docstring
+WAREHOUSE_BYTES = 85 * 2**20
+CLIENT_MEMORY = 0.3 * 2**20
+CLIENT_WORKING_SET = 64 * 1024.0
+CLIENT_SHARE = 0.15
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +97,10 @@ class Params:
     warehouses: int | None = param("warehouses (omit: users/10, the TPC-C ratio, at least 1)",
                                    default=None, minimum=1)
     mix: dict[str, float] = param("share of each transaction type", default=dict(STANDARD_MIX))
+    sessions: int | None = param("server sessions the users share through a TP monitor (omit: a dedicated server "
+                                 "per user)", default=None, minimum=1)
+    users_on_host: bool = param("the users' client processes run on the database server (their memory and CPU "
+                                "count there)", default=False)
 
     def check(self, src: Source) -> None:
         for k, v in self.mix.items():
@@ -87,41 +127,118 @@ class Workload:
         self.env = system.env
         self.instance = system.instance
         self.draws = Draws(system.rng("tpcc"))
+        self.io_rng = system.rng("tpcc:io")
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
         self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
         self.response = {t: Tally() for t in TYPES}
         self.completed = 0
         cpu = system.profile.cpu
+        self.path_length = INSTRUCTIONS_PER_GET * PATH_LENGTH[cpu.isa]
+        self.client_share = CLIENT_SHARE if params.users_on_host else 0.0
+        self.client_ws = CLIENT_WORKING_SET if params.users_on_host else 0.0
         system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        self.io = None
+        if system.datafiles is not None:
+            self.io = _IoPlan(system, params, self.cum_mix)
+        # The memory account: the database fills the buffer cache; every user has a dedicated server,
+        # and its own process too when it runs on the server.
+        self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)
+        self.sessions = [self.instance.new_session() for _ in range(params.sessions or params.users)]
+        self.pooled = params.sessions is not None
+        self.free = deque(self.sessions)      # TP monitor: idle server sessions ...
+        self.waiting: deque = deque()        # ... and users queued for one (FIFO)
+        if params.users_on_host:
+            system.vm.add_processes("client", params.users, CLIENT_MEMORY, CLIENT_WORKING_SET)
+
+    @property
+    def warehouses(self) -> int:
+        return self.params.warehouses or max(1, self.params.users // 10)
+
+    def admit(self):
+        """Refuse the run as a real system would fail it: out of memory before it gets going."""
+        if self.io is not None and self.io.refusal:
+            return "out_of_memory", self.io.refusal
+        vm = self.system.vm
+        if vm.out_of_memory():
+            return "out_of_memory", vm.shortfall_message()
+        return None
 
     def start(self) -> None:
-        for u in range(self.params.users):
-            session = self.instance.new_session()
-            self.env.process(self._terminal(session))
+        if self.pooled:
+            for _ in range(self.params.users):
+                self.env.process(self._terminal(None))
+        else:
+            for session in self.sessions:
+                self.env.process(self._terminal(session))
+
+    def _acquire(self):
+        ev = self.env.event()
+        if self.free:
+            ev.succeed(self.free.popleft())
+        else:
+            self.waiting.append(ev)
+        return ev
+
+    def _release(self, session) -> None:
+        if self.waiting:
+            self.waiting.popleft().succeed(session)
+        else:
+            self.free.append(session)
+
+    def _times(self, kind: str) -> tuple[float, float]:
+        p = self.params
+        return (STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time,
+                STANDARD_THINK[kind] if p.think_time is None else p.think_time)
+
+    def _next_kind(self) -> str:
+        return TYPES[min(bisect.bisect_right(self.cum_mix, self.draws.uniform()), len(TYPES) - 1)]
 
     def _terminal(self, session):
-        env, p, draws, cum_mix = self.env, self.params, self.draws, self.cum_mix
-        # Start users spread out so they do not arrive in lockstep.
-        yield env.timeout(0.01 * draws.uniform())
+        env, draws = self.env, self.draws
+        path, client_share, client_ws, paging = self.path_length, self.client_share, self.client_ws, self.system.vm
+        # Each user starts part-way through a think time (exponential, so its residual is again
+        # exponential) and the next keying: users arrive spread out, as in steady state.
+        kind = self._next_kind()
+        keying, _ = self._times(kind)
+        _, think = self._times(self._next_kind())
+        yield env.timeout(draws.exponential(think) + keying if think > 0.0 else 0.01 * draws.uniform() + keying)
+        pooled = self.pooled
         while True:
-            kind = TYPES[min(bisect.bisect_right(cum_mix, draws.uniform()), len(TYPES) - 1)]
-            keying = STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time
-            think = STANDARD_THINK[kind] if p.think_time is None else p.think_time
-            if keying > 0.0:
-                yield env.timeout(keying)
             start = env.now
+            if pooled:
+                session = yield self._acquire()
+            if paging.overcommit() > 0.0:
+                yield from session.wake(client_ws)
             # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
             scale = (5 + int(11 * draws.uniform())) / 10.0 if kind == "new_order" else 1.0
-            instructions = INSTRUCTIONS_PER_GET * LOGICAL_READS[kind] * scale
-            yield session.cpu(instructions, SYSCALL_SHARE)
+            instructions = path * LOGICAL_READS[kind] * scale * (1.0 + client_share)
+            if self.io is None:
+                yield session.cpu(instructions, SYSCALL_SHARE)
+            else:
+                reads = self.io.reads(kind, scale, self.io_rng)
+                piece = instructions / (len(reads) + 1)
+                for os_cached in reads:
+                    yield session.cpu(piece, SYSCALL_SHARE)
+                    yield from session.read_block(os_cached)
+                yield session.cpu(piece, SYSCALL_SHARE)
+                session.dirtied(self.io.dirtied(kind, scale, self.io_rng))
             if REDO_BYTES[kind] > 0.0:
                 yield from session.commit(REDO_BYTES[kind] * scale)
+            if pooled:
+                self._release(session)
             self.response[kind].add(env.now - start)
             self.completed += 1
-            if think > 0.0:
-                yield env.timeout(draws.exponential(think))
+            # Think after this transaction, then key the next one: one wait, no event in between.
+            _, think = self._times(kind)
+            kind = self._next_kind()
+            keying, _ = self._times(kind)
+            wait = (draws.exponential(think) if think > 0.0 else 0.0) + keying
+            if wait > 0.0:
+                yield env.timeout(wait)
 
     def reset_stats(self) -> None:
+        if self.io is not None:
+            self.io.reset()
         for t in self.response.values():
             t.reset()
         self.completed = 0
@@ -130,9 +247,66 @@ class Workload:
         """Workload figures over a measured span (seconds)."""
         per_s = self.completed / span
         return {
+            "memory": self.system.vm.describe(),
+            "sga_mb": self.instance.sga_size(self.warehouses * WAREHOUSE_BYTES) / 2**20,
             "throughput_per_s": per_s,
             "tpm": per_s * 60.0,
             "new_order_tpm": self.response["new_order"].n / span * 60.0,
+            **(self.io.report(span) if self.io is not None else {}),
             "response": {t: {"count": tl.n, "mean": tl.mean, "p50": tl.percentile(50), "p90": tl.percentile(90),
                              "p99": tl.percentile(99)} for t, tl in self.response.items() if tl.n},
         }
+
+
+class _IoPlan:
+    """Which of a transaction's touches miss the buffer cache, and what it leaves dirty."""
+
+    def __init__(self, system, params: Params, cum_mix: np.ndarray):
+        db = system.scenario.spec.database
+        mix = {t: params.mix.get(t, 0.0) for t in TYPES}
+        warehouses = params.warehouses or max(1, params.users // 10)
+        processes = params.users + BACKGROUND_PROCESSES + db.dbwr_io_slaves
+        self.memory = system.memory_account(processes)
+        self.refusal = self.memory.refusal()
+        os_blocks = self.memory.page_cache / db.block_size if system.datafiles.path.caches else 0.0
+        segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
+        self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks)
+        odds = self.cache.odds
+        self.plan = {t: [(n, odds[s].miss, odds[s].os_hit) for s, n in tpcc_blocks.cold_touches(t).items()]
+                     for t in TYPES}
+        # dirty blocks per transaction of each type: a segment's writes shared by its updaters
+        total = sum(mix.values())
+        self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(db.block_size) for t in TYPES}
+        for seg, per in tpcc_blocks.UPDATES.items():
+            weight = sum(mix[t] / total * n for t, n in per.items())
+            for t, n in per.items():
+                self.dirty[t] += odds[seg].writes_per_tx * n / weight if weight else 0.0
+        self.os_hits = 0
+
+    def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[bool]:
+        """The physical reads of one transaction: True where the OS page cache has the block."""
+        out: list[bool] = []
+        for n, miss, os_hit in self.plan[kind]:
+            misses = int(rng.binomial(int(round(n * scale)), miss))
+            if misses:
+                cached = int(rng.binomial(misses, os_hit)) if os_hit > 0.0 else 0
+                out += [True] * cached + [False] * (misses - cached)
+        return out
+
+    def dirtied(self, kind: str, scale: float, rng: np.random.Generator) -> int:
+        mean = self.dirty[kind] * scale
+        return int(rng.poisson(mean)) if mean > 0.0 else 0
+
+    def reset(self) -> None:
+        pass
+
+    def report(self, span: float) -> dict:
+        return {"buffer_hit_ratio": self.cache.hit_ratio(), "page_cache_mb": self.memory.page_cache / 2**20,
+                "memory_overcommit_mb": self.memory.overcommit / 2**20}
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    """TPC-C terminals (standard keying and think times) come ten to a warehouse (TPC-C 4.2.2)."""
+    standard = params.think_time is None and params.keying_time is None
+    if standard and params.warehouses is not None and params.users > 10 * params.warehouses:
+        raise src.at("params").at("users").bad(
+            params.users, f"at most 10 terminals per warehouse with TPC-C keying and think times "
+                          f"({10 * params.warehouses} for {params.warehouses} warehouses)")

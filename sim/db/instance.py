@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from sim.config import Source, param
+from sim.db.dbwr import DatabaseWriter
 from sim.db.redo import LogWriter
 from sim.db.session import Session
 from sim.metrics import WaitEvents
@@ -19,35 +21,114 @@ class DatabaseSpec:
                                   default=None, minimum=1)
     redo_device: str | None = param("storage device (disk group or array) holding the online redo logs "
                                     "(omit: the profile's first)", default=None)
+    shared_pool: float = param("shared_pool_size plus the other SGA pools (large, java) and the fixed SGA",
+                               kind="size", default="256 MB", minimum=0.0)
+    log_buffer: float = param("log_buffer", kind="size", default="1 MB", minimum=0.0)
+    # Private memory of one dedicated server process (Oracle 9i/10g, 64-bit). Estimate: UGA + PGA of an
+    # OLTP session with small sort areas ~0.6 MB, private pages of the oracle image (data, bss,
+    # relocations) and stack ~0.9 MB. The working set is what one call touches: UGA, stack top, cursors.
+    server_memory: float = param("private memory of one dedicated server process", kind="size",
+                                 default="1.5 MB", minimum=0.0)
+    server_working_set: float = param("part of it touched by every call", kind="size", default="256 KB",
+                                      minimum=0.0)
+    # Background processes (PMON, SMON, DBWR, LGWR, CKPT, RECO, ...): estimate 10 x 5 MB.
+    background_memory: float = param("private memory of all background processes together", kind="size",
+                                     default="50 MB", minimum=0.0)
     # LGWR's own CPU per log write: post/wait handling, redo copy and the write system call.
     # Estimate: ~40 us on a ~1 GIPS core (Oracle 'redo write time' minus device time in typical
     # AWR reports); half of it in the kernel.
     lgwr_instructions_per_write: float = param("LGWR instructions per log write", default=40_000.0, minimum=0.0)
     lgwr_sys_share: float = param("share of LGWR's CPU spent in the kernel", default=0.5, minimum=0.0, maximum=1.0)
+    # Datafiles and DBWR (used when db_cache is given: the data is then not all cached)
+    data_device: str | None = param("storage device holding the datafiles (omit: the first that is not the "
+                                    "redo device)", default=None)
+    datafiles: int = param("datafiles the data is spread over (each has its own file lock on a file system)",
+                           default=59, minimum=1)
+    disk_asynch_io: bool = param("disk_asynch_io: DBWR writes asynchronously", default=True)
+    dbwr_io_slaves: int = param("dbwr_io_slaves: I/O slaves writing synchronously for DBWR (0: none)",
+                                default=0, minimum=0)
+    oracle_bits: Literal[32, 64] = param("32- or 64-bit Oracle (32-bit: the SGA must fit its address space)",
+                                         default=64)
+    shared_pool: float = param("shared_pool_size plus log buffer and fixed SGA", kind="size", default="32 MB",
+                               minimum=0.0)
+    process_memory: float = param("private memory of one Oracle process (PGA, stack, data)", kind="size",
+                                  default="4 MB", minimum=0.0)
+
+    def check(self, src: Source) -> None:
+        if self.oracle_bits == 32 and self.db_cache is not None and self.sga > SGA_LIMIT_32:
+            raise src.at("db_cache").bad(
+                f"{self.db_cache / 2**30:.2f} GB",
+                f"an SGA (buffer cache + shared pool = {self.sga / 2**30:.2f} GB) within the "
+                f"{SGA_LIMIT_32 / 2**30:.2f} GB that 32-bit Oracle can map; use oracle_bits: 64 for more")
+
+    @property
+    def sga(self) -> float:
+        return (self.db_cache or 0.0) + self.shared_pool
+
+
+# 32-bit Oracle maps the SGA, its text, libraries, heap and stack in one 4 GB address space:
+# "the largest SGA size that can be allocated by Oracle is about 4GB" (VERITAS 1999); the
+# other mappings take ~256 MB (estimate).
+SGA_LIMIT_32 = 4 * 2**30 - 256 * 2**20
 
 
 class Instance:
     """An Oracle-like instance running on an OS (dispatcher and devices), not on hardware."""
 
-    def __init__(self, env, dispatcher, devices: dict, spec: DatabaseSpec):
-        self.env, self.dispatcher, self.spec = env, dispatcher, spec
+    def __init__(self, env, dispatcher, devices: dict, spec: DatabaseSpec, datafiles=None, vm=None):
+        self.env, self.dispatcher, self.spec, self.vm = env, dispatcher, spec, vm
         self.cpu_count = spec.cpu_count or dispatcher.cpu.cpu_count
         self.waits = WaitEvents()
         redo = spec.redo_device or next(iter(devices))
         self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share)
         self.sessions: list[Session] = []
+        # datafiles through the OS's file system, and DBWR, when the data is not all cached
+        self.datafiles = datafiles
+        self.dbwr = None
+        if datafiles is not None:
+            self.dbwr = DatabaseWriter(env, dispatcher, datafiles, spec.db_cache / spec.block_size,
+                                       spec.disk_asynch_io, spec.dbwr_io_slaves, self.waits)
+        self.physical_reads = 0
+        if vm is not None:
+            vm.map_shared("sga_pools", spec.shared_pool + spec.log_buffer)
+            vm.add_processes("oracle_background", 1, spec.background_memory, spec.background_memory)
+
+    def sga_size(self, database_bytes: float) -> float:
+        """SGA as Oracle reports it: the pools plus the buffer cache (by default the whole database)."""
+        return self.spec.shared_pool + self.spec.log_buffer + (self.spec.db_cache or database_bytes)
+
+    def attach_database(self, database_bytes: float) -> None:
+        """The workload's database: the buffer cache fills with its blocks, so the resident part of
+        the buffer cache is the smaller of db_cache_size and the database."""
+        if self.vm is not None:
+            self.vm.map_shared("sga_buffer_cache", min(self.spec.db_cache or database_bytes, database_bytes))
 
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))
         self.sessions.append(s)
+        if self.vm is not None:
+            self.vm.add_processes("oracle_server", 1, self.spec.server_memory, self.spec.server_working_set)
         return s
 
     def reset_stats(self) -> None:
         self.waits.reset()
         self.lgwr.reset_stats()
+        self.physical_reads = 0
+        if self.datafiles is not None:
+            self.datafiles.reset_stats()
+            self.dbwr.reset_stats()
 
 
 def check_devices(spec: DatabaseSpec, devices: list[str], src: Source) -> None:
-    if spec.redo_device is not None and spec.redo_device not in devices:
-        raise src.at("database").at("redo_device").bad(
-            spec.redo_device, "one of the profile's storage devices: " + ", ".join(devices))
+    for key in ("redo_device", "data_device"):
+        value = getattr(spec, key)
+        if value is not None and value not in devices:
+            raise src.at("database").at(key).bad(value, "one of the profile's storage devices: " + ", ".join(devices))
+
+
+def data_device(spec: DatabaseSpec, devices: list[str]) -> str:
+    """The device holding the datafiles: as configured, else the first that is not the redo one."""
+    if spec.data_device is not None:
+        return spec.data_device
+    redo = spec.redo_device or devices[0]
+    return next((d for d in devices if d != redo), devices[0])

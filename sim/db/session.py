@@ -26,6 +26,33 @@ class Session:
         yield self.instance.lgwr.commit(redo_bytes)
         self.instance.waits.add("log file sync", self.env.now - start)
 
+    def read_block(self, os_cached: bool = False):
+        """Generator: a buffer-cache miss: a free buffer, then one block from the datafiles
+        ('db file sequential read'); `os_cached`: the OS page cache holds the block."""
+        inst = self.instance
+        if inst.dbwr is not None:
+            yield from inst.dbwr.free_buffer()
+        start = self.env.now
+        yield from inst.datafiles.read(os_cached)
+        inst.physical_reads += 1
+        inst.waits.add("db file sequential read", self.env.now - start)
+
+    def dirtied(self, blocks: int) -> None:
+        """Hand blocks this session changed (and that will leave the cache dirty) to DBWR."""
+        if self.instance.dbwr is not None:
+            self.instance.dbwr.dirty(blocks)
+
+    def wake(self, client_working_set: float = 0.0):
+        """Generator: the session's process (and its client's, on the same host) wakes after idling;
+        fault back what the OS paged out meanwhile (nothing unless memory is overcommitted)."""
+        vm = self.instance.vm
+        if vm is None or vm.overcommit() <= 0.0:
+            return
+        start = self.env.now
+        yield from vm.page_in(self.instance.spec.server_working_set + client_working_set)
+        if self.env.now > start:
+            self.instance.waits.add("OS page in (swap)", self.env.now - start)
+
     def wait(self, event_name: str, seconds: float):
         """Generator: an idle or timed wait recorded under an AWR event name."""
         yield self.env.timeout(seconds)

@@ -65,6 +65,13 @@ class MemorySpec:
     bandwidth_per_socket: float = param("sustainable memory bandwidth per socket", kind="bandwidth", positive=True)
     swap: float = param("swap space", kind="size", default=0.0, minimum=0.0)
     kernel: float = param("memory the kernel keeps for itself", kind="size", default=0.0, minimum=0.0)
+    swap_device: str | None = param("storage device (disk group) holding the swap area (omit: the last one)",
+                                    default=None)
+    line_size: float = param("bytes moved per last-level cache miss (the LLC line)", kind="size", default="64 B",
+                             positive=True)
+    controllers: int | None = param("memory controllers or front-side buses the traffic queues at, each with an "
+                                    "equal share of the total bandwidth (omit: one per socket)", default=None,
+                                    minimum=1)
 
     def average_latency(self, sockets: int) -> float:
         """Latency seen by a strand when memory is interleaved evenly over the sockets."""
@@ -82,6 +89,17 @@ class DiskSpec:
     capacity: float = param("formatted capacity", kind="size", positive=True)
     write_cache: bool = param("write-back cache acknowledges writes before they reach the platter",
                               default=False)
+    track_seek: float | None = param("single-track seek; with full_seek it gives the seek-distance curve "
+                                     "(omit both: every random I/O pays avg_seek)", kind="time", default=None,
+                                     minimum=0.0)
+    full_seek: float | None = param("full-stroke seek", kind="time", default=None, positive=True)
+
+    def check(self, src: Source) -> None:
+        if (self.track_seek is None) != (self.full_seek is None):
+            missing = "full_seek" if self.full_seek is None else "track_seek"
+            raise src.at(missing).error("missing key: track_seek and full_seek go together (the seek curve)")
+        if self.full_seek is not None and self.full_seek <= self.track_seek:
+            raise src.at("full_seek").bad(self.full_seek, f"more than track_seek ({self.track_seek:g} s)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +114,15 @@ class DiskGroupSpec:
     disk: DiskSpec = param("the drive")
     controllers: int = param("controllers the drives are spread over", default=1, minimum=1)
     controller: ControllerSpec | None = param("each controller", default=None)
+    queue: Literal["fcfs", "elevator"] = param("order in which a drive serves its queue: arrival order, or "
+                                               "the elevator (the driver's disksort / tagged queueing)",
+                                               default="fcfs")
+    layout: Literal["stripe", "mirror", "raid5"] = param("how the volume manager lays the group out",
+                                                         default="stripe")
+    stripe_unit: float = param("stripe unit (ASM: allocation unit)", kind="size", default="1 MB", positive=True)
+    volume_size: float | None = param("size of the volume built on the group (omit: all of it); a small volume "
+                                      "keeps the heads on a band of each drive", kind="size", default=None,
+                                      positive=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +158,12 @@ class HardwareProfile:
     cpu: CpuSpec = param("processors")
     memory: MemorySpec = param("memory")
     storage: StorageSpec = param("storage devices")
+
+    def check(self, src: Source) -> None:
+        devices = self.storage.device_names()
+        if self.memory.swap_device is not None and self.memory.swap_device not in devices:
+            raise src.at("memory").at("swap_device").bad(self.memory.swap_device,
+                                                         "one of the storage devices: " + ", ".join(devices))
 
     @property
     def cpu_count(self) -> int:

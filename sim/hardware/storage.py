@@ -6,6 +6,8 @@ An I/O is (kind 'read'/'write', bytes, sequential?) and completes as a SimPy eve
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections import deque
 
 import numpy as np
@@ -16,21 +18,36 @@ from sim.metrics import Level, Tally
 
 
 class Disk:
-    """One drive with a FCFS queue.
+    """One drive with its queue, served in arrival order (FCFS) or by the elevator.
 
     Service time (Stallings, Computer Organization and Architecture, 6.1):
-    T = seek + rotational latency + bytes / media rate. A random I/O pays the average seek
-    and a uniformly distributed rotational wait; a sequential one (the next block of a log)
-    pays neither. A write-back cache acknowledges a write after the transfer alone.
+    T = seek + rotational latency + bytes / media rate. With a seek curve (track_seek and
+    full_seek in the spec) the seek depends on the distance d the head travels, as a fraction
+    of the full stroke: track + (full - track) * sqrt(d), the short-seek regime of Ruemmler &
+    Wilkes (1994), where the arm accelerates then decelerates; averaged over two uniform
+    points this is track + 8/15 (full - track). Without a curve a random I/O pays avg_seek.
+    The elevator (LOOK: keep moving the same way while requests lie ahead, then reverse)
+    serves the queued request nearest ahead of the head, so the deeper the queue the shorter
+    the seeks: throughput rises with queue depth. A sequential I/O (the next block of a log)
+    pays neither seek nor rotation; a write-back cache acknowledges a write after the transfer.
     """
 
     def __init__(self, env: simpy.Environment, name: str, spec: DiskSpec, rng: np.random.Generator,
-                 overhead: float = 0.0):
+                 overhead: float = 0.0, queue: str = "fcfs", band: float = 1.0):
+        if queue not in ("fcfs", "elevator"):
+            raise ValueError(f"queue discipline must be 'fcfs' or 'elevator', got {queue!r}")
         self.env, self.name, self.spec, self.rng = env, name, spec, rng
         self.overhead = overhead
+        self.elevator = queue == "elevator"
+        self.band = band  # fraction of the stroke holding data (a volume smaller than the drives)
         self.queue: deque = deque()
+        self._sorted: list = []   # elevator: (position, seq, request), ascending
+        self._seq = 0
         self.busy = False
+        self.head = 0.0
+        self.direction = 1
         self.rotation = 1.0 / spec.rpm
+        self.curve = spec.full_seek is not None
         # statistics
         self.ios = 0
         self.bytes = 0.0
@@ -38,30 +55,67 @@ class Disk:
         self.response = Tally()
         self.service = Tally()
 
-    def service_time(self, kind: str, nbytes: float, sequential: bool) -> float:
+    def seek_time(self, distance: float) -> float:
+        """Seek over `distance` (fraction of the full stroke, 0..1)."""
+        if not self.curve:
+            return self.spec.avg_seek
+        if distance <= 0.0:
+            return 0.0
+        return self.spec.track_seek + (self.spec.full_seek - self.spec.track_seek) * math.sqrt(distance)
+
+    def service_time(self, kind: str, nbytes: float, sequential: bool, position: float | None = None) -> float:
         t = self.overhead + nbytes / self.spec.media_rate
         if kind == "write" and self.spec.write_cache:
             return t
         if not sequential:
-            t += self.spec.avg_seek + self.rng.uniform(0.0, self.rotation)
+            if position is None:
+                t += self.spec.avg_seek
+            else:
+                t += self.seek_time(abs(position - self.head))
+                self.head = position
+            t += self.rng.uniform(0.0, self.rotation)
         return t
 
-    def submit(self, kind: str, nbytes: float, sequential: bool = False) -> simpy.Event:
+    def submit(self, kind: str, nbytes: float, sequential: bool = False,
+               position: float | None = None) -> simpy.Event:
+        """Queue an I/O at `position` (fraction of the stroke; omitted: a random place in the
+        band holding data) and return the event that fires when it completes."""
         ev = simpy.Event(self.env)
-        self.queue.append((kind, nbytes, sequential, ev, self.env.now))
+        if position is None and not sequential and self.curve:
+            position = self.rng.uniform(0.0, self.band)
+        req = (kind, nbytes, sequential, ev, self.env.now, position)
+        if self.elevator and position is not None:
+            self._seq += 1
+            bisect.insort(self._sorted, (position, self._seq, req))
+        else:
+            self.queue.append(req)
         if not self.busy:
             self._next()
         return ev
 
+    def queued(self) -> int:
+        return len(self.queue) + len(self._sorted)
+
+    def _pick(self):
+        if self.queue:   # sequential or unpositioned I/O: in arrival order, ahead of sorted ones
+            return self.queue.popleft()
+        srt = self._sorted
+        i = bisect.bisect_left(srt, (self.head, -1))
+        if self.direction > 0 and i == len(srt):
+            self.direction = -1
+        elif self.direction < 0 and i == 0:
+            self.direction = 1
+        return srt.pop(i if self.direction > 0 else i - 1)[2]
+
     def _next(self) -> None:
-        if not self.queue:
+        if not self.queue and not self._sorted:
             self.busy = False
             self.util.set(0)
             return
         self.busy = True
         self.util.set(1)
-        kind, nbytes, sequential, ev, arrived = self.queue.popleft()
-        s = self.service_time(kind, nbytes, sequential)
+        kind, nbytes, sequential, ev, arrived, position = self._pick()
+        s = self.service_time(kind, nbytes, sequential, position)
         done = self.env.timeout(s)
         done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, s))
 
@@ -103,12 +157,13 @@ class Volume:
     layout 'stripe': RAID0 / VxVM stripe / ASM (stripe unit = allocation unit); 'mirror':
     RAID1 (reads from the shorter queue, writes to all); 'raid5': striped with rotating parity,
     a small write costs two reads then two writes (Stallings). An I/O without an offset
-    lands at a uniformly random offset, as random OLTP I/O does.
+    lands at a uniformly random offset, as random OLTP I/O does. A volume of `size` smaller
+    than its disks occupies the start of each: its heads stay within that band.
     """
 
     def __init__(self, env: simpy.Environment, name: str, disks: list[Disk], rng: np.random.Generator,
                  layout: str = "stripe", stripe_unit: float = 64 * 1024,
-                 controllers: list[Controller] | None = None):
+                 controllers: list[Controller] | None = None, size: float | None = None):
         if not disks:
             raise ValueError(f"volume {name!r} has no disks")
         self.env, self.name, self.disks, self.rng = env, name, disks, rng
@@ -117,12 +172,18 @@ class Volume:
         data_disks = len(disks) - 1 if layout == "raid5" and len(disks) > 1 else len(disks)
         if layout == "mirror":
             data_disks = 1
-        self.capacity = data_disks * disks[0].spec.capacity
+        full = data_disks * disks[0].spec.capacity
+        self.capacity = min(size, full) if size else full
+        band = self.capacity / full
+        for d in disks:
+            d.band = band
         self.ios = 0
         self.bytes = 0.0
 
-    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool):
-        ev = self.disks[index].submit(kind, nbytes, sequential)
+    def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool, local: float | None = None):
+        disk = self.disks[index]
+        position = None if local is None else min(1.0, local / disk.spec.capacity)
+        ev = disk.submit(kind, nbytes, sequential, position)
         if self.controllers:
             ctrl = self.controllers[index % len(self.controllers)]
             return self._then(ev, lambda: ctrl.transfer(nbytes))
@@ -143,11 +204,12 @@ class Volume:
             offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
         if self.layout == "mirror":
             if kind == "read":
-                i = min(range(len(self.disks)), key=lambda k: len(self.disks[k].queue) + self.disks[k].busy)
-                return self._disk_io(i, kind, nbytes, sequential)
-            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential) for i in range(len(self.disks))])
+                i = min(range(len(self.disks)), key=lambda k: self.disks[k].queued() + self.disks[k].busy)
+                return self._disk_io(i, kind, nbytes, sequential, offset)
+            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential, offset)
+                                          for i in range(len(self.disks))])
         width = len(self.disks) - 1 if self.layout == "raid5" and len(self.disks) > 1 else len(self.disks)
-        parts: dict[int, float] = {}
+        parts: dict[int, list[float]] = {}   # disk -> [bytes, offset on that disk]
         pos, end = offset, offset + nbytes
         while pos < end:
             unit = int(pos // self.stripe_unit)
@@ -157,25 +219,28 @@ class Volume:
             if self.layout == "raid5":  # rotating parity: skip the parity disk of this row
                 parity = stripe_row % len(self.disks)
                 disk = disk if disk < parity else disk + 1
-            parts[disk] = parts.get(disk, 0.0) + chunk
+            local = stripe_row * self.stripe_unit + (pos - unit * self.stripe_unit)
+            part = parts.setdefault(disk, [0.0, local])
+            part[0] += chunk
             pos += chunk
         if self.layout == "raid5" and kind == "write":
             return self._raid5_write(offset, parts, sequential)
-        evs = [self._disk_io(d, kind, b, sequential) for d, b in parts.items()]
+        evs = [self._disk_io(d, kind, b, sequential, loc) for d, (b, loc) in parts.items()]
         return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
 
-    def _raid5_write(self, offset: float, parts: dict[int, float], sequential: bool) -> simpy.Event:
+    def _raid5_write(self, offset: float, parts: dict[int, list[float]], sequential: bool) -> simpy.Event:
         """Read-modify-write: read old data and parity, then write new data and parity."""
         row = int(offset // self.stripe_unit) // (len(self.disks) - 1)
         parity = row % len(self.disks)
-        nbytes = max(parts.values())
-        reads = [self._disk_io(d, "read", b, sequential) for d, b in parts.items()]
-        reads.append(self._disk_io(parity, "read", nbytes, sequential))
+        nbytes = max(b for b, _ in parts.values())
+        local = next(iter(parts.values()))[1]
+        reads = [self._disk_io(d, "read", b, sequential, loc) for d, (b, loc) in parts.items()]
+        reads.append(self._disk_io(parity, "read", nbytes, sequential, local))
         done = simpy.Event(self.env)
 
         def write_back(_e):
-            writes = [self._disk_io(d, "write", b, sequential) for d, b in parts.items()]
-            writes.append(self._disk_io(parity, "write", nbytes, sequential))
+            writes = [self._disk_io(d, "write", b, sequential, loc) for d, (b, loc) in parts.items()]
+            writes.append(self._disk_io(parity, "write", nbytes, sequential, local))
             simpy.AllOf(self.env, writes).callbacks.append(lambda _e2: done.succeed())
         simpy.AllOf(self.env, reads).callbacks.append(write_back)
         return done

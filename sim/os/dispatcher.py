@@ -3,9 +3,8 @@
 Runnable processes go to an idle strand, spreading across cores first (the least busy
 core, then its least busy pipeline group), as the Solaris and Linux schedulers do on CMT
 and SMT chips. With every strand busy they wait in a FIFO run queue (vmstat's `r`). A
-burst started while others wait runs at most one quantum; if others still wait when it ends,
-the burst goes to the back of the queue (time slicing). A burst started with nobody waiting
-runs to its end: slicing it would change nothing but cost events. CPU time is tagged usr or sys by the share of
+burst runs at most one quantum at a time; when its quantum ends and others are waiting it
+goes to the back of the queue (time slicing). CPU time is tagged usr or sys by the share of
 the burst spent in the kernel.
 """
 
@@ -107,9 +106,7 @@ class Dispatcher:
         self.dispatches += 1
         burst.strand = strand
         burst.started = self.env.now
-        # Time slicing only matters when someone waits: a burst started with an empty run queue
-        # runs to its end (no quantum events); one started while others wait gets one quantum.
-        run = min(burst.remaining, self._slice()) if self.runq else burst.remaining
+        run = min(burst.remaining, self._slice())
         burst.remaining -= run
         group.start(run, burst.sys_share, lambda: self._slice_done(burst))
 
@@ -127,10 +124,10 @@ class Dispatcher:
         strand = burst.strand
         self.strand_busy_time[strand] += self.env.now - burst.started
         if burst.remaining > 0.0 and not self.runq:
-            # Quantum over, nobody waiting any more: keep the strand and run to the end.
+            # Quantum over, nobody waiting: keep the strand for another quantum.
             burst.started = self.env.now
-            run = burst.remaining
-            burst.remaining = 0.0
+            run = min(burst.remaining, self._slice())
+            burst.remaining -= run
             self.cpu.group_of_strand[strand].start(run, burst.sys_share, lambda: self._slice_done(burst))
             return
         self._account()

@@ -1,0 +1,97 @@
+"""DBWR: the database writer turns dirty buffers into datafile writes.
+
+Sessions hand over the blocks they dirtied; DBWR writes them in batches: it sleeps until
+WRITE_BATCH buffers are dirty or its TIMEOUT expires, then issues the whole batch at once. With asynchronous
+I/O (disk_asynch_io) it keeps up to MAX_ASYNC_WRITES writes in flight (kernel AIO or library
+threads, as the file system allows); with dbwr_io_slaves it hands each block to one of that
+many I/O slave processes, each writing synchronously, one block at a time.
+
+When the backlog of dirty buffers not yet written passes FREE_BUFFER_LIMIT of the cache, a
+session that needs a free buffer for a read waits ("free buffer waits") until DBWR catches
+up. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
+FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free;
+INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
+WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch; TIMEOUT = 3 s, DBWR's
+idle wake-up ("rdbms ipc message" timeout).
+"""
+
+from __future__ import annotations
+
+import simpy
+
+MAX_ASYNC_WRITES = 256
+FREE_BUFFER_LIMIT = 0.25
+INSTRUCTIONS_PER_WRITE = 5_000.0
+WRITE_BATCH = 512
+TIMEOUT = 3.0
+
+
+class DatabaseWriter:
+    def __init__(self, env: simpy.Environment, dispatcher, datafiles, buffers: float, async_io: bool,
+                 io_slaves: int, waits):
+        self.env, self.dispatcher, self.datafiles, self.waits = env, dispatcher, datafiles, waits
+        self.limit = max(1.0, FREE_BUFFER_LIMIT * buffers)
+        self.width = io_slaves if io_slaves > 0 else (MAX_ASYNC_WRITES if async_io else 1)
+        self.batch_size = min(WRITE_BATCH, self.limit)
+        self.pending = 0          # dirty buffers not yet in a batch
+        self.batch_left = 0       # buffers of the current batch not yet issued
+        self.in_flight = 0
+        self.wakeup: simpy.Event | None = None
+        self.freed: simpy.Event | None = None
+        self.writes = 0
+        env.process(self._run())
+
+    def dirty(self, n: int) -> None:
+        if n <= 0:
+            return
+        self.pending += n
+        if self.pending >= self.batch_size and self.wakeup is not None and not self.wakeup.triggered:
+            self.wakeup.succeed()
+
+    @property
+    def unwritten(self) -> int:
+        return self.pending + self.batch_left + self.in_flight
+
+    def free_buffer(self):
+        """Generator: a session needs a free buffer; wait while too many buffers are dirty."""
+        if self.unwritten <= self.limit:
+            return
+        start = self.env.now
+        while self.unwritten > self.limit:
+            if self.freed is None or self.freed.triggered:
+                self.freed = simpy.Event(self.env)
+            yield self.freed
+        self.waits.add("free buffer waits", self.env.now - start)
+
+    def _run(self):
+        env = self.env
+        while True:
+            self.wakeup = simpy.Event(env)
+            yield self.wakeup | env.timeout(TIMEOUT)
+            if not self.pending or self.batch_left:
+                continue   # nothing to do, or the last batch is still being written
+            n = self.pending
+            yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
+            self.pending -= n
+            self.batch_left += n
+            self._issue()
+
+    def _issue(self) -> None:
+        while self.batch_left and self.in_flight < self.width:
+            self.batch_left -= 1
+            self.in_flight += 1
+            self.env.process(self._write())
+
+    def _write(self):
+        yield from self.datafiles.write()
+        self.in_flight -= 1
+        self.writes += 1
+        self._issue()
+        if self.freed is not None and not self.freed.triggered and self.unwritten <= self.limit:
+            self.freed.succeed()
+        if not self.batch_left and not self.in_flight and self.pending >= self.batch_size \
+                and self.wakeup is not None and not self.wakeup.triggered:
+            self.wakeup.succeed()
+
+    def reset_stats(self) -> None:
+        self.writes = 0

@@ -1,0 +1,132 @@
+"""What a physical read costs a shadow process, by path ("everything is a CPU problem").
+
+Three ways Oracle reads a block, each with its own CPU and its own wait:
+
+- SGA-buffered single-block read ('db file sequential read'): find the block in the
+  buffer cache under a cache-buffers-chains latch; on a miss take a cache-buffers-lru-chain
+  latch to replace the coldest buffer, issue a synchronous read and wait for it, then make
+  the buffer current and pin it. Shared-cache work on top of the SQL's own.
+- Direct path read into the PGA ('direct path read'): no buffer lookup, no latches, no
+  replacement; the block lands in process memory. Reads are asynchronous with a number of
+  I/O slots per session (Oracle's default is 2 slots, then adaptive: 10365 trace
+  "Number slots 2", M. Hatem 2015 after F. Hoogland), so a session processes one block
+  while the next is in flight.
+- Asynchronous reads into process memory that nobody looks at (CALIBRATE_IO,
+  'Disk file I/O Calibration'): only the system calls.
+
+A read is one CPU burst (the work after the previous block plus the set-up of the next:
+they are contiguous) and one device wait, plus a latch sleep when a latch is contended:
+a few events per read whatever the load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS, LatchFamily
+
+
+@dataclass(frozen=True)
+class ReadCosts:
+    """Instructions per block, by path (the workload supplies them, with their sources)."""
+
+    sql: float            # the SQL's own work per block, read system call included (every path)
+    cache: float          # SGA path only: buffer header, hash chain and working-set upkeep
+    async_io: float       # CALIBRATE_IO: io_submit/io_getevents share of one read
+    sys_share: float      # kernel share of the shadow process's CPU
+
+
+class ReadPaths:
+    """The read paths of one instance against one device."""
+
+    def __init__(self, instance, device, costs: ReadCosts, block_size: float, strand_rate: float,
+                 cbc: LatchFamily, lru: LatchFamily, hit_ratio: float, rng):
+        self.instance, self.env, self.device = instance, instance.env, device
+        self.costs, self.block_size = costs, block_size
+        self.strand_rate = strand_rate     # instructions/s of a strand alone: converts spinning to work
+        self.cbc, self.lru = cbc, lru
+        self.hit_ratio = hit_ratio
+        self.rng = rng
+        self._u: list[float] = []
+        self.logical_reads = 0
+        self.physical_reads = 0
+
+    def _uniform(self) -> float:
+        if not self._u:
+            self._u = self.rng.random(4096).tolist()
+        return self._u.pop()
+
+    def _sleep(self, latch: LatchFamily, seconds: float):
+        yield self.env.timeout(seconds)
+        self.instance.waits.add(latch.event, seconds)
+
+    def sga_read(self, session, extra_instructions: float = 0.0):
+        """Generator: one block through the buffer cache; True if it was read from storage."""
+        self.logical_reads += 1
+        spin, sleep = self.cbc.get()
+        work = self.costs.sql + CBC_INSTRUCTIONS + extra_instructions
+        physical = self.hit_ratio <= 0.0 or self._uniform() >= self.hit_ratio
+        if sleep > 0.0:
+            yield from self._sleep(self.cbc, sleep)
+        if physical:
+            spin2, sleep2 = self.lru.get()
+            spin += spin2
+            work += self.costs.cache + LRU_INSTRUCTIONS
+            if sleep2 > 0.0:
+                yield from self._sleep(self.lru, sleep2)
+        yield session.cpu(work + spin * self.strand_rate, self.costs.sys_share)
+        if physical:
+            start = self.env.now
+            yield self.device.submit("read", self.block_size)
+            self.instance.waits.add("db file sequential read", self.env.now - start)
+            self.physical_reads += 1
+        return physical
+
+
+class AsyncReader:
+    """One process keeping up to `slots` asynchronous block reads in flight.
+
+    Like io_getevents, next_block() takes whichever read has completed (in any order),
+    waiting (recorded under `event`) only if none has; it then runs `instructions` of CPU
+    for that block and for issuing the next read. A slot stays taken from the issue until
+    the block is processed. O(1) per read: a completion only bumps a counter.
+    """
+
+    __slots__ = ("paths", "session", "slots", "event", "instructions", "in_flight", "ready", "_waiter")
+
+    def __init__(self, paths: ReadPaths, session, slots: int, event: str, instructions: float):
+        self.paths, self.session, self.slots = paths, session, slots
+        self.event, self.instructions = event, instructions
+        self.in_flight = 0
+        self.ready = 0
+        self._waiter = None
+
+    def _issue(self) -> None:
+        self.in_flight += 1
+        self.paths.device.submit("read", self.paths.block_size).callbacks.append(self._completed)
+
+    def _completed(self, _ev) -> None:
+        self.in_flight -= 1
+        self.ready += 1
+        if self._waiter is not None:
+            waiter, self._waiter = self._waiter, None
+            waiter.succeed()
+
+    @property
+    def busy(self) -> bool:
+        return self.in_flight + self.ready > 0
+
+    def next_block(self):
+        paths, env = self.paths, self.paths.env
+        while self.in_flight + self.ready < self.slots:
+            self._issue()
+        if not self.ready:
+            start = env.now
+            self._waiter = env.event()
+            yield self._waiter
+            paths.instance.waits.add(self.event, env.now - start)
+        self.ready -= 1
+        paths.physical_reads += 1
+        yield self.session.cpu(self.instructions, paths.costs.sys_share)
+        if self.in_flight + self.ready < self.slots:
+            self._issue()

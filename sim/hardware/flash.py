@@ -1,0 +1,123 @@
+"""An all-flash array of bricks behind a network fabric (XtremIO-like).
+
+A brick (an X-Brick: two controllers and a shelf of SSDs) serves I/Os on many parallel
+channels. Its spec gives a mean service time S at light load and an IOPS ceiling; by
+Little's law at saturation the brick has c = ceiling x S channels, so an M/M/c queue per
+brick with exponential service of mean S saturates exactly at the ceiling and is a
+closed form the tests check. Data is spread over the bricks by content fingerprint, so an
+I/O goes to a brick chosen uniformly at random and adding bricks adds IOPS linearly.
+
+After its service an I/O's bytes cross the brick's ports (the brick's bandwidth ceiling)
+and the host's fabric ports (the host's bandwidth), each a FCFS pipe that frames cut
+through (both reserved from the end of service), and then the fabric's round trip. The pipes and the round trip are one timeout: an I/O costs two
+events (service, then transfer) whatever the array size.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import simpy
+
+from sim.hardware.profile import FlashArraySpec
+from sim.metrics import Level, Tally
+
+
+class _Brick:
+    __slots__ = ("channels", "busy", "queue", "free_at")
+
+    def __init__(self, channels: int):
+        self.channels = channels
+        self.busy = 0
+        self.queue: deque = deque()
+        self.free_at = 0.0   # when the brick's ports finish the bytes already committed to them
+
+
+class FlashArray:
+    """submit(kind, nbytes) -> event, like a disk volume; iostat-like statistics."""
+
+    def __init__(self, env: simpy.Environment, name: str, spec: FlashArraySpec, rng: np.random.Generator):
+        self.env, self.name, self.spec, self.rng = env, name, spec, rng
+        self.channels_per_brick = max(1, round(spec.iops_per_brick * spec.service_time))
+        self.bricks = [_Brick(self.channels_per_brick) for _ in range(spec.bricks)]
+        self.capacity = spec.capacity
+        self.fabric_free_at = 0.0
+        self.in_flight = 0
+        # random numbers are drawn in blocks: brick choice and unit-mean service times
+        self._block = 4096
+        self._units: np.ndarray = np.empty(0)
+        self._picks: np.ndarray = np.empty(0, dtype=np.int64)
+        self._i = self._block
+        # statistics (the names the run's iostat collection reads)
+        self.ios = 0
+        self.bytes = 0.0
+        self.util = Level(env)      # fraction of all channels busy
+        self.response = Tally()     # submit to completion, as the host sees it
+        self.service = Tally()      # channel service alone
+        self.disks = [self]         # one logical device for iostat
+
+    @property
+    def ceiling(self) -> float:
+        """IOPS at which every channel of every brick is busy."""
+        return len(self.bricks) * self.channels_per_brick / self.spec.service_time
+
+    def _draw(self) -> tuple[int, float]:
+        if self._i >= self._block:
+            self._units = self.rng.exponential(1.0, self._block)
+            self._picks = self.rng.integers(0, len(self.bricks), self._block)
+            self._i = 0
+        i = self._i
+        self._i += 1
+        return int(self._picks[i]), float(self._units[i]) * self.spec.service_time
+
+    def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
+        ev = simpy.Event(self.env)
+        b, s = self._draw()
+        brick = self.bricks[b]
+        self.in_flight += 1
+        item = (brick, s, nbytes, ev, self.env.now)
+        if brick.busy < brick.channels:
+            self._start(item)
+        else:
+            brick.queue.append(item)
+        return ev
+
+    def _start(self, item) -> None:
+        brick, s, nbytes, ev, arrived = item
+        brick.busy += 1
+        self.util.add(1.0 / (len(self.bricks) * self.channels_per_brick))
+        done = self.env.timeout(s)
+        done.callbacks.append(lambda _e: self._served(item))
+
+    def _served(self, item) -> None:
+        brick, s, nbytes, ev, arrived = item
+        self.service.add(s)
+        brick.busy -= 1
+        self.util.add(-1.0 / (len(self.bricks) * self.channels_per_brick))
+        if brick.queue:
+            self._start(brick.queue.popleft())
+        now = self.env.now
+        spec = self.spec
+        # Frames cut through the brick's ports and the host's ports at once: each pipe is
+        # reserved FCFS from now, and the bytes are across when both have carried them.
+        t_brick = max(now, brick.free_at) + nbytes / spec.bandwidth_per_brick
+        brick.free_at = t_brick
+        t_fabric = max(now, self.fabric_free_at) + nbytes / spec.fabric_bandwidth
+        self.fabric_free_at = t_fabric
+        done = self.env.timeout(max(t_brick, t_fabric) - now + spec.fabric_latency)
+        done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes))
+
+    def _finish(self, ev: simpy.Event, arrived: float, nbytes: float) -> None:
+        self.in_flight -= 1
+        self.ios += 1
+        self.bytes += nbytes
+        self.response.add(self.env.now - arrived)
+        ev.succeed()
+
+    def reset_stats(self) -> None:
+        self.ios = 0
+        self.bytes = 0.0
+        self.util.reset()
+        self.response.reset()
+        self.service.reset()

@@ -1,0 +1,133 @@
+"""Main memory as a latency: local or remote by interconnect hops, plus queueing at the controllers.
+
+A last-level cache miss costs the strand the memory latency (divided by the misses that
+overlap, MLP). The latency has two parts:
+
+- **Unloaded**, by topology. Each socket owns the memory behind its controller; another
+  socket's memory is reached over HyperTransport-like links arranged in a ring (2 sockets:
+  one link; 4 sockets: the square of a 4-way Opteron, where one node is 2 hops away). The
+  profile gives the local latency and the mean over the remote nodes; each hop adds the same
+  time. Pages are spread evenly over the nodes (shared memory touched by every process, no
+  NUMA placement in the 2.4 kernels of the time), so a miss sees the mean over all nodes.
+- **Queueing**, as bandwidth utilisation rises. Each miss moves a line (and, for a share of
+  misses, writes a dirty line back) through one of the memory controllers (or one shared
+  front-side bus, as on the zx1); a controller is an M/D/1 server whose service time is
+  the transfer time of those bytes.
+
+The latency is fed back into the strands' stall time at a fixed simulated interval, not per
+event: every INTERVAL the instructions retired give the miss rate, the miss rate gives the
+utilisation and the loaded latency, and the cores get the new stall. The iteration is damped
+so that it settles on the fixed point (more latency -> fewer instructions -> fewer misses).
+"""
+
+from __future__ import annotations
+
+from sim.hardware.cpu import Cpu, MemoryBehaviour
+from sim.hardware.profile import CpuSpec, MemorySpec
+
+INTERVAL = 0.02          # s of simulated time between two latency updates
+WRITEBACK_SHARE = 0.25   # estimate: dirty lines written back per miss (OLTP: mostly reads; stores to SGA buffers,
+                         #   stacks and the redo buffer dirty about one line in four that leave the cache)
+_MAX_UTILISATION = 0.95  # an M/D/1 wait is unbounded at 1; real requesters are finite and back off first
+_DAMPING = 0.5           # each update moves half way to the latency the last interval implies
+
+
+def ring_hops(sockets: int) -> list[int]:
+    """Hops from one socket to each socket (itself first) on a ring of links."""
+    return [min(k, sockets - k) for k in range(sockets)]
+
+
+class MemorySystem:
+    """The memory latency the cores see, and its feedback into their stall time."""
+
+    def __init__(self, env, spec: MemorySpec, cpu_spec: CpuSpec, cpu: Cpu | None = None):
+        self.env, self.spec, self.cpu_spec, self.cpu = env, spec, cpu_spec, cpu
+        sockets = cpu_spec.sockets
+        hops = ring_hops(sockets)
+        remote = spec.remote_latency if spec.remote_latency is not None else spec.latency
+        per_hop = (remote - spec.latency) * (sockets - 1) / sum(hops) if sockets > 1 else 0.0
+        self.node_latency = [spec.latency + h * per_hop for h in hops]
+        self.unloaded = sum(self.node_latency) / sockets
+        self.controllers = spec.controllers or sockets
+        self.bandwidth = spec.bandwidth_per_socket * sockets          # all controllers together
+        self.bytes_per_miss = spec.line_size * (1.0 + WRITEBACK_SHARE)
+        self.service = self.bytes_per_miss / (self.bandwidth / self.controllers)
+        self.mpi = 0.0
+        self.latency = self.unloaded
+        self._running = False
+        self._last_instructions = 0.0
+        self.reset_stats()
+
+    # ------------------------------------------------------------ the closed forms
+
+    def utilisation(self, miss_rate: float) -> float:
+        """Fraction of the memory bandwidth used at `miss_rate` misses per second."""
+        return miss_rate * self.bytes_per_miss / self.bandwidth
+
+    def loaded_latency(self, miss_rate: float) -> float:
+        """Unloaded latency plus the M/D/1 wait at a controller at this miss rate."""
+        rho = min(self.utilisation(miss_rate), _MAX_UTILISATION)
+        return self.unloaded + rho * self.service / (2.0 * (1.0 - rho))
+
+    def stall_cycles(self, latency: float) -> float:
+        # rounded to 0.1 cycle so that the cores' rate tables are reused
+        return round(latency * self.cpu_spec.clock / self.cpu_spec.mlp, 1)
+
+    # ------------------------------------------------------------ feedback into the cores
+
+    def set_misses_per_instruction(self, mpi: float) -> None:
+        """The running code's LLC misses per instruction; starts the latency feedback."""
+        self.mpi = mpi
+        self._apply(self.latency)
+        if not self._running and self.cpu is not None and mpi > 0.0:
+            self._running = True
+            self.env.process(self._feedback())
+
+    def _apply(self, latency: float) -> None:
+        self.latency = latency
+        if self.cpu is not None:
+            self.cpu.set_behaviour(MemoryBehaviour(self.mpi, self.stall_cycles(latency), self.cpu_spec.mlp))
+
+    def _feedback(self):
+        env, cpu = self.env, self.cpu
+        while True:
+            yield env.timeout(INTERVAL)
+            done = cpu.instructions_retired()
+            delta = done - self._last_instructions if done >= self._last_instructions else done  # after a reset
+            self._last_instructions = done
+            rate = delta * self.mpi / INTERVAL
+            misses = delta * self.mpi
+            self.misses += misses
+            self.miss_latency += misses * self.latency
+            self.busy_bandwidth += self.utilisation(rate) * INTERVAL
+            self.span += INTERVAL
+            target = self.loaded_latency(rate)
+            new = self.latency + _DAMPING * (target - self.latency)
+            if abs(new - self.latency) > 1e-3 * self.latency:
+                self._apply(new)
+
+    # ------------------------------------------------------------ statistics
+
+    def reset_stats(self) -> None:
+        self.misses = self.miss_latency = self.busy_bandwidth = self.span = 0.0
+
+    def mean_latency(self) -> float:
+        """Miss-weighted mean latency (s) since the last reset."""
+        return self.miss_latency / self.misses if self.misses else self.latency
+
+    def report(self, busy_strand_seconds: float, instructions: float) -> dict:
+        """The CPI stack and the memory figures, as a performance-counter tool would show them."""
+        spec = self.cpu_spec
+        lat = self.mean_latency()
+        out = {
+            "memory_latency_ns": lat * 1e9,
+            "memory_latency_cycles": lat * spec.clock,
+            "memory_unloaded_latency_ns": self.unloaded * 1e9,
+            "memory_bandwidth_util_pct": 100.0 * self.busy_bandwidth / self.span if self.span else 0.0,
+        }
+        if instructions > 0.0:
+            cpi = busy_strand_seconds * spec.clock / instructions
+            stall = self.mpi * lat * spec.clock / spec.mlp
+            out.update({"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
+                        "cpi_other": cpi - spec.cpi_issue - stall, "data_stall_share_pct": 100.0 * stall / cpi})
+        return out

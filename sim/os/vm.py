@@ -1,0 +1,111 @@
+"""The memory account: who holds how much of RAM, what is left for the page cache, paging and
+out of memory.
+
+Memory is committed by the kernel, by shared memory (the SGA: only what has been touched is
+resident, as SysV shared memory is allocated page by page on first touch) and by processes,
+counted by kind (a kind is e.g. "oracle server": count x private bytes, of which a working set
+is touched each time the process wakes). What is left of RAM is the OS page cache: Linux and
+Solaris give all free memory to it, so `page_cache_size()` is what a page-cache model sizes
+itself from.
+
+When committed memory exceeds RAM the kernel pages the excess out, coldest pages first
+(LRU): first the pages processes touched once and never again (the part of their private
+memory outside the working set), then working sets. A process that wakes after idling (a
+user who was thinking) faults its paged-out working-set pages back in: the fraction of the
+working set that is out grows with the overcommit beyond the cold pages, and each fault costs
+kernel CPU and a read from the swap device (swap-in reads a cluster of pages at once). Past
+RAM + swap nothing more can be committed: the run ends as **out of memory**, a result.
+
+Counting is per kind, so a million processes cost one dict entry, not a million objects.
+"""
+
+from __future__ import annotations
+
+import math
+
+PAGE = 4096.0
+SWAP_CLUSTER = 8              # pages per swap-in read: Linux 2.4 page_cluster = 3 (2^3 pages of read-around)
+FAULT_INSTRUCTIONS = 15_000.0 # estimate: kernel path of a major fault (trap, swap cache lookup, I/O set-up, map)
+
+
+class VirtualMemory:
+    def __init__(self, env, spec, dispatcher=None, swap_device=None):
+        self.env, self.spec = env, spec
+        self.ram, self.swap, self.kernel = spec.size, spec.swap, spec.kernel
+        self.dispatcher, self.swap_device = dispatcher, swap_device
+        self.shared: dict[str, float] = {}
+        self.kinds: dict[str, list[float]] = {}   # kind -> [count, private bytes each, working set each]
+        self.page_ins = 0
+        self.swap_reads = 0
+
+    # ------------------------------------------------------------ the account
+
+    def map_shared(self, name: str, resident: float) -> None:
+        """A shared segment (the SGA), counted once however many processes map it."""
+        self.shared[name] = float(resident)
+
+    def add_processes(self, kind: str, count: int, private: float, working_set: float) -> None:
+        """`count` more processes of a kind, each with `private` bytes of which `working_set`
+        are touched every time it runs (O(1) whatever the count)."""
+        entry = self.kinds.setdefault(kind, [0, float(private), float(min(working_set, private))])
+        entry[0] += count
+
+    def committed(self) -> float:
+        return self.kernel + sum(self.shared.values()) + sum(n * p for n, p, _w in self.kinds.values())
+
+    def page_cache_size(self) -> float:
+        """Free memory, which the OS uses as its page cache."""
+        return max(0.0, self.ram - self.committed())
+
+    def overcommit(self) -> float:
+        return max(0.0, self.committed() - self.ram)
+
+    def out_of_memory(self) -> bool:
+        return self.committed() > self.ram + self.swap
+
+    def working_set_out(self) -> float:
+        """Fraction of a process's working set that is on swap when it wakes."""
+        over = self.overcommit()
+        cold = sum(n * (p - w) for n, p, w in self.kinds.values())
+        hot = sum(n * w for n, _p, w in self.kinds.values())
+        if over <= cold or hot <= 0.0:
+            return 0.0
+        return min(1.0, (over - cold) / hot)
+
+    def describe(self) -> dict:
+        """The account in MB, as `free -m` and a process listing would add it up."""
+        mb = 1.0 / 2**20
+        out = {"ram_mb": self.ram * mb, "swap_mb": self.swap * mb, "kernel_mb": self.kernel * mb}
+        out.update({f"{k}_mb": v * mb for k, v in self.shared.items()})
+        out.update({f"{k}_mb": n * p * mb for k, (n, p, _w) in self.kinds.items()})
+        out.update({"committed_mb": self.committed() * mb, "page_cache_mb": self.page_cache_size() * mb,
+                    "overcommit_mb": self.overcommit() * mb,
+                    "working_set_paged_out_pct": 100.0 * self.working_set_out()})
+        return out
+
+    def shortfall_message(self) -> str:
+        gb = 1.0 / 2**30
+        return (f"committed memory {self.committed() * gb:.1f} GB exceeds RAM + swap "
+                f"{(self.ram + self.swap) * gb:.1f} GB")
+
+    # ------------------------------------------------------------ paging, as a process wakes
+
+    def faults_on_wake(self, working_set: float) -> int:
+        out = self.working_set_out()
+        return int(math.ceil(out * working_set / PAGE)) if out > 0.0 else 0
+
+    def page_in(self, working_set: float):
+        """Generator: fault back the paged-out part of a waking process's working set (kernel CPU,
+        then clustered reads from the swap device; the kernel writes as much out asynchronously)."""
+        faults = self.faults_on_wake(working_set)
+        if not faults:
+            return
+        self.page_ins += faults
+        if self.dispatcher is not None:
+            yield self.dispatcher.run(faults * FAULT_INSTRUCTIONS, 1.0)
+        if self.swap_device is not None:
+            reads = -(-faults // SWAP_CLUSTER)
+            for _ in range(reads):
+                yield self.swap_device.submit("read", SWAP_CLUSTER * PAGE)
+            self.swap_reads += reads
+            self.swap_device.submit("write", faults * PAGE)  # kswapd makes room: not waited for

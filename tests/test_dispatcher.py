@@ -1,0 +1,353 @@
+"""Tests for sim/os/dispatcher.py: placement, run queue, time slicing, usr/sys tagging, and
+invariants of dispatcher + CPU together (hypothesis).
+
+Every tolerance is stated next to its assertion with the reason for its size. Simulated
+times stay below a few seconds at ~1e9 instructions/s to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import simpy
+from hypothesis import event, given, settings, strategies as st
+
+from sim.hardware.cpu import Cpu, MemoryBehaviour, rate_table
+from sim.hardware.profile import CpuSpec
+from sim.os.dispatcher import Dispatcher
+
+MPI, STALL = 0.01, 150.0  # compute share 0.4, as on the T5220 (DESIGN.md section 2)
+
+
+def make_spec(cores: int = 1, strands: int = 8, pipelines: int = 2, clock: float = 1e9,
+              cpi: float = 1.0) -> CpuSpec:
+    return CpuSpec(model="t", isa="sparcv9", sockets=1, cores_per_socket=cores, strands_per_core=strands,
+                   pipelines_per_core=pipelines, clock=clock, cpi_issue=cpi, llc_size=4 * 2**20)
+
+
+def make(spec: CpuSpec, mpi: float = MPI, stall: float = STALL, quantum: float = 0.010):
+    env = simpy.Environment()
+    cpu = Cpu(env, spec)
+    cpu.set_behaviour(MemoryBehaviour(mpi, stall))
+    return env, cpu, Dispatcher(env, cpu, quantum)
+
+
+T5220 = dict(cores=8, strands=8, pipelines=2, clock=1.4e9)
+
+
+# --------------------------------------------------------------------------- spreading
+
+@pytest.mark.parametrize("nproc", [4, 8, 16])
+def test_long_running_processes_spread_across_cores_then_pipelines(nproc):
+    env, cpu, disp = make(make_spec(**T5220))
+    for _ in range(nproc):
+        disp.run(1e12)  # far longer than the run: always on a strand
+    env.run(until=0.3)  # 30 quanta: a running burst keeps its strand
+    per_core = [sum(g.busy for g in cpu.groups if g.core == c) for c in range(8)]
+    per_group = [g.busy for g in cpu.groups]
+    if nproc <= 8:
+        assert per_core == [1] * nproc + [0] * (8 - nproc)
+        assert sum(per_group) == nproc and max(per_group) == 1
+    else:
+        assert per_group == [1] * 16
+    # the dispatcher's own bookkeeping agrees with the CPU's
+    assert disp._group_busy == per_group
+    assert disp._core_busy == per_core
+    # corestat: every busy core issues the same share (1 strand per group: p = 0.4 each)
+    util = cpu.core_utilisation()
+    busy_util = [u for u, n in zip(util, per_core) if n]
+    # deterministic; float summation only: 1e-9 absolute
+    expected = 0.4 * (2 if nproc == 16 else 1) / 2
+    assert busy_util == pytest.approx([expected] * len(busy_util), abs=1e-9)
+
+
+@pytest.mark.parametrize("nproc, per", [(8, "core"), (16, "group")])
+def test_spreading_holds_at_every_event_with_think_times(nproc, per):
+    """With at most one runnable process per core (per pipeline group), placement never puts
+    two on one core (group): checked on the CPU's own busy counts after every event."""
+    env, cpu, disp = make(make_spec(**T5220))
+    rng = np.random.default_rng(7)
+
+    def proc():
+        while True:
+            yield env.timeout(rng.exponential(0.002))
+            yield disp.run(rng.exponential(1e6))
+
+    for _ in range(nproc):
+        env.process(proc())
+    worst, seen_busy = 0, 0
+    while env.peek() < 0.5:
+        env.step()
+        if per == "core":
+            load = [sum(g.busy for g in cpu.groups if g.core == c) for c in range(8)]
+        else:
+            load = [g.busy for g in cpu.groups]
+        worst = max(worst, max(load))
+        seen_busy = max(seen_busy, sum(load))
+    assert worst == 1
+    assert seen_busy >= nproc // 2  # the check was exercised with many busy at once
+
+
+# --------------------------------------------------------------------------- run queue
+
+def test_run_queue_holds_the_excess_of_cpu_bound_processes():
+    spec = make_spec(strands=8, pipelines=2)
+    env, cpu, disp = make(spec)
+    nproc, T = 12, 1.0
+
+    sizes = (0.7e6, 13e6, 2.9e6, 6.5e6)  # a slice is 0.4e9/s x 10 ms = 4e6 instructions
+
+    def proc(k):
+        for size in itertools.cycle(sizes[k % 4:] + sizes[:k % 4]):
+            yield disp.run(size)
+
+    for k in range(nproc):
+        env.process(proc(k))
+    env.run(until=T)
+    # All CPU-bound: the queue holds nproc - strands except at zero-duration instants, so the
+    # time average is exact up to float summation: rel 1e-9 (tighter than the 2% asked for).
+    assert disp.mean_run_queue() == pytest.approx(nproc - spec.strands, rel=1e-9)
+    assert disp.run_queue_length() == nproc - spec.strands
+    # mpstat: all strands ~100%; strand time is counted at slice ends, so each strand may miss
+    # at most one slice: rates[1]*quantum instructions at the 4-busy rate.
+    rates, _ = rate_table(4, 1, spec.cpi_issue, MPI, STALL, spec.clock)
+    slice_time = rates[1] * disp.quantum / rates[4]
+    for u in disp.strand_utilisation():
+        assert 1.0 - slice_time / T - 1e-9 <= u <= 1.0
+    busy, _sys = cpu.strand_time()
+    assert busy == pytest.approx(spec.strands * T, rel=1e-9)  # exact: 8 strands always busy
+    assert disp.involuntary_switches > 0  # time slicing did happen
+
+
+def _fair_share_run(quantum: float, T: float = 3.0):
+    """6 CPU-bound processes on 4 strands (2 cores x 2 pipelines x 1 strand: no sharing of a
+    pipeline, mpi = 0, so a strand runs 1e9 instr/s and a 10 ms slice is exactly 1e7
+    instructions). Three loop 1-slice bursts, three 4-slice bursts. Starts are staggered by
+    3.7 ms so that slice ends on different strands do not coincide (see the note below)."""
+    env, cpu, disp = make(make_spec(cores=2, strands=2, pipelines=2), mpi=0.0, stall=0.0,
+                          quantum=quantum)
+    work = [0.0] * 6
+
+    def proc(k, size):
+        yield env.timeout(k * 0.0037)
+        while True:
+            yield disp.run(size)
+            work[k] += size
+
+    for k in range(6):
+        env.process(proc(k, 1e7 if k % 2 == 0 else 4e7))
+    env.run(until=T)
+    return [w / 1e7 for w in work]  # in slices
+
+
+def test_time_slicing_gives_every_process_a_fair_share():
+    work = _fair_share_run(0.010)
+    # 300 quanta x 4 strands / 6 = 200 slices each. Round robin: slice counts differ by at
+    # most 1; the staggered starts (up to 1.85 quanta late) cost at most 2 more; a 4-slice
+    # process may have up to 3 slices not yet completed: max/min <= 201/194 (the 10% asked
+    # for is looser than this accounting allows).
+    assert max(work) / min(work) <= 201 / 194
+    assert min(work) >= 190  # nobody is starved
+    # Note: with simultaneous slice ends (unstaggered starts) a preempted burst keeps its
+    # strand when the process that just finished a burst at the same instant has not yet
+    # re-queued, and the 4-slice processes get 28% more CPU (with or without the bug below).
+
+
+def test_fair_share_measure_detects_hogging_without_slicing():
+    # Control for the test above: with a quantum longer than any burst, 4-slice bursts hog the
+    # strands (run to completion, FIFO), so the same measure must show a large imbalance.
+    hog = _fair_share_run(1e3)
+    assert max(hog) / min(hog) > 1.5  # deterministic: 252/147 = 1.71
+
+
+
+
+def _equal_jobs_finish_times(quantum):
+    env, cpu, disp = make(make_spec(cores=2, strands=2, pipelines=2), mpi=0.0, stall=0.0,
+                          quantum=quantum)
+    out = []
+    for k in range(6):
+        disp.run(1e9).callbacks.append(lambda _e, k=k: out.append(env.now))  # 100 slices each
+    env.run()
+    return out
+
+
+def test_time_slicing_lets_equal_jobs_finish_together():
+    rr = _equal_jobs_finish_times(0.010)
+    # Round robin: when the first job completes its 100th slice the others have >= 99, so all
+    # finish within ~2 quanta of 148.75 quanta: max/min <= 150/148.
+    assert max(rr) / min(rr) <= 150 / 148
+    assert max(rr) == pytest.approx(1.5, abs=0.011)  # 6 s of work on 4 strands, +-1 quantum
+
+
+def test_without_slicing_equal_jobs_finish_in_two_waves():
+    # Control: with no slicing, 4 jobs finish at 1 s and 2 at 2 s (deterministic: rel 1e-9).
+    fifo = _equal_jobs_finish_times(1e3)
+    assert sorted(fifo) == pytest.approx([1.0] * 4 + [2.0] * 2, rel=1e-9)
+
+
+def test_late_arrival_waits_at_most_one_quantum():
+    # 4 strands busy with 1 s bursts started at t=0 (nobody waiting then). A 1 ms burst
+    # arriving at t=5 ms must get a strand at the next slice end (t=10 ms) and finish at 11 ms.
+    env, cpu, disp = make(make_spec(cores=2, strands=2, pipelines=2), mpi=0.0, stall=0.0)
+    for _ in range(4):
+        disp.run(1e9)
+    out = []
+
+    def late():
+        yield env.timeout(0.005)
+        yield disp.run(1e6)
+        out.append(env.now)
+
+    env.process(late())
+    env.run(until=2.5)
+    assert out == [pytest.approx(0.011, abs=1e-9)]  # hand arithmetic, float only: 1e-9 s
+
+
+# --------------------------------------------------------------------------- usr / sys
+
+def test_sys_share_tags_cpu_time():
+    env, cpu, disp = make(make_spec(strands=8, pipelines=2))
+
+    def proc(k, sys_share):
+        sizes = (0.7e6, 1.3e6, 2.9e6)
+        for i in itertools.count():
+            yield disp.run(sizes[(i + k) % 3], sys_share)
+
+    for k in range(5):
+        env.process(proc(k, 0.25))
+    env.run(until=0.5)
+    busy, sys = cpu.strand_time()
+    assert busy == pytest.approx(5 * 0.5, rel=1e-9)  # 5 strands busy throughout
+    assert sys / busy == pytest.approx(0.25, rel=1e-6)  # deterministic, float summation only
+
+
+def test_sys_share_is_weighted_by_time_per_burst():
+    # Two processes on the two pipelines of one core run at the same rate; one is all user,
+    # the other half kernel: sys = (0 + 0.5)/2 of busy time.
+    env, cpu, disp = make(make_spec(strands=8, pipelines=2))
+
+    def proc(sys_share):
+        while True:
+            yield disp.run(1.1e6, sys_share)
+
+    env.process(proc(0.0))
+    env.process(proc(0.5))
+    env.run(until=0.5)
+    busy, sys = cpu.strand_time()
+    assert sys / busy == pytest.approx(0.25, rel=1e-6)  # deterministic, float summation only
+
+
+# --------------------------------------------------------------------------- invariants
+
+@st.composite
+def scenarios(draw):
+    pipelines = draw(st.sampled_from([1, 2]))
+    spp = draw(st.sampled_from([1, 2, 4]))
+    cores = draw(st.integers(1, 2))
+    stalls = draw(st.booleans())
+    mpi = draw(st.floats(0.001, 0.05)) if stalls else 0.0
+    stall = draw(st.floats(10.0, 300.0)) if stalls else 0.0
+    burst = st.tuples(st.floats(1e3, 3e6), st.floats(0.0, 1e-3), st.floats(0.0, 1.0))
+    plans = draw(st.lists(st.lists(burst, min_size=1, max_size=6), min_size=1, max_size=12))
+    quantum = draw(st.floats(1e-4, 1e-2))
+    cut = draw(st.floats(0.05, 0.95))  # fraction of the makespan where invariants are checked
+    return dict(spec=make_spec(cores=cores, strands=pipelines * spp, pipelines=pipelines),
+                mpi=mpi, stall=stall, plans=plans, quantum=quantum, cut=cut)
+
+
+def _simulate(sc):
+    env, cpu, disp = make(sc["spec"], sc["mpi"], sc["stall"], sc["quantum"])
+    log = {"started": 0, "finished": 0, "done": [], "sizes_done": 0.0}
+
+    def proc(k, plan):
+        for i, (size, think, sys_share) in enumerate(plan):
+            if think:
+                yield env.timeout(think)
+            log["started"] += 1
+            yield disp.run(size, sys_share)
+            log["finished"] += 1
+            log["sizes_done"] += size
+            log["done"].append((env.now, k, i))
+
+    for k, plan in enumerate(sc["plans"]):
+        env.process(proc(k, plan))
+    return env, cpu, disp, log
+
+
+def _makespan(sc) -> float:
+    env, _cpu, _disp, _log = _simulate(sc)
+    env.run()
+    return env.now
+
+
+def _check_and_finish(sc):
+    """Run to the cut, check the invariants there, run to completion, check again.
+    Returns what a second run with the same inputs must reproduce bit for bit."""
+    env, cpu, disp, log = _simulate(sc)
+    cut = sc["cut"] * _makespan(sc)
+    if cut > 0:
+        env.run(until=cut)
+    # no work lost: every started burst is finished, on a strand, or in the run queue
+    in_flight = sum(g.busy for g in cpu.groups) + disp.run_queue_length()
+    assert log["started"] == log["finished"] + in_flight
+    event(f"run queue at the cut: {'yes' if disp.run_queue_length() else 'no'}")
+    event(f"bursts on strands at the cut: {'yes' if in_flight else 'no'}")
+    assert disp.busy_strands == sum(g.busy for g in cpu.groups)
+    # instructions retired so far: at least the finished bursts' work (float slack rel 1e-9)
+    assert cpu.instructions_retired() >= log["sizes_done"] * (1 - 1e-9)
+    # utilisations in [0, 1] (raw strand time, not the clamped mpstat value)
+    span = env.now
+    for u in cpu.core_utilisation():
+        assert -1e-12 <= u <= 1.0 + 1e-12  # float summation slack only
+    for t in disp.strand_busy_time:
+        assert 0.0 <= t <= span * (1 + 1e-12)
+    busy, sys = cpu.strand_time()
+    assert 0.0 <= sys <= busy * (1 + 1e-12) + 1e-15
+    assert busy <= sc["spec"].strands * span * (1 + 1e-12)
+    assert disp.mean_run_queue() >= 0.0
+
+    env.run()  # to completion
+    total = sum(s for plan in sc["plans"] for s, _t, _x in plan)
+    assert log["finished"] == log["started"] == sum(len(p) for p in sc["plans"])
+    assert sum(g.busy for g in cpu.groups) == 0 and disp.run_queue_length() == 0
+    # conservation: instructions retired = work submitted; float summation of rate*dt: rel 1e-6
+    assert cpu.instructions_retired() == pytest.approx(total, rel=1e-6)
+    for u in cpu.core_utilisation():
+        assert -1e-12 <= u <= 1.0 + 1e-12
+    return log["done"], cpu.instructions_retired(), cpu.strand_time()
+
+
+@settings(max_examples=25, deadline=None, database=None)
+@given(sc=scenarios())
+def test_invariants_no_work_lost_conservation_bounds_determinism(sc):
+    first = _check_and_finish(sc)
+    # same inputs and same observations, same results: completion times, order, totals bit
+    # for bit (note: reading statistics mid-run advances the virtual clocks, which changes
+    # float rounding, so the second run makes the same reads)
+    assert _check_and_finish(sc) == first
+
+
+def _seeded_run(seed: int):
+    env, cpu, disp = make(make_spec(cores=2, strands=4, pipelines=2))
+    rng = np.random.default_rng(seed)
+    done = []
+
+    def proc(k):
+        for i in range(40):
+            yield env.timeout(rng.exponential(1e-3))
+            yield disp.run(rng.exponential(1e6), rng.uniform())
+            done.append((env.now, k, i))
+
+    for k in range(12):  # 12 processes on 8 strands: run queue, slicing, placement all used
+        env.process(proc(k))
+    env.run()
+    return done, cpu.strand_time()
+
+
+def test_same_seed_same_results_bit_for_bit():
+    a, b, c = _seeded_run(11), _seeded_run(11), _seeded_run(12)
+    assert a == b  # exact equality: times, process order, strand time
+    assert a[0] != c[0]  # a different seed does change the run (the check can fail)

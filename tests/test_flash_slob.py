@@ -1,0 +1,173 @@
+"""Flash array, latches, SMT and the SLOB / CALIBRATE_IO workloads against closed forms and invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import simpy
+
+from sim import scenario
+from sim.analytic import mmc_wait, repairman
+from sim.config import ConfigError
+from sim.db.latches import LatchFamily, line_transfer
+from sim.hardware.cpu import rate_table
+from sim.hardware.flash import FlashArray
+from sim.hardware.profile import FlashArraySpec, load_profile
+from sim.run import run
+
+
+def _array(env, bricks=1, iops=4000.0, service=1e-3, bw=1e12, fabric_bw=1e12, latency=0.0, seed=1):
+    spec = FlashArraySpec(bricks=bricks, iops_per_brick=iops, bandwidth_per_brick=bw, service_time=service,
+                          fabric_latency=latency, fabric_bandwidth=fabric_bw, capacity=1e12)
+    return FlashArray(env, "a", spec, np.random.default_rng(seed))
+
+
+def test_one_brick_is_an_mmc_queue():
+    """Poisson arrivals at 75% of the ceiling: mean response = Erlang-C wait + service."""
+    env = simpy.Environment()
+    arr = _array(env)                      # c = 4000 x 1 ms = 4 channels, mu = 1000/s
+    assert arr.channels_per_brick == 4 and arr.ceiling == pytest.approx(4000.0)
+    lam, rng = 3000.0, np.random.default_rng(7)
+
+    def source():
+        while True:
+            yield env.timeout(rng.exponential(1.0 / lam))
+            arr.submit("read", 8192)
+    env.process(source())
+    env.run(until=2.0)
+    arr.reset_stats()
+    env.run(until=42.0)
+    expected = mmc_wait(lam, 1000.0, 4) + 1e-3
+    assert arr.response.mean == pytest.approx(expected, rel=0.04)
+    assert arr.util.mean() == pytest.approx(0.75, rel=0.03)
+
+
+def _closed_loop(arr, env, outstanding, nbytes, until):
+    def user():
+        while True:
+            yield arr.submit("read", nbytes)
+    for _ in range(outstanding):
+        env.process(user())
+    env.run(until=until / 10)
+    arr.reset_stats()
+    env.run(until=until / 10 + until)
+    return arr.ios / until, arr.bytes / until
+
+
+@pytest.mark.parametrize("bricks", [1, 2, 4])
+def test_iops_ceiling_under_saturation_scales_with_bricks(bricks):
+    env = simpy.Environment()
+    arr = _array(env, bricks=bricks, iops=20_000.0, service=0.5e-3, latency=50e-6)
+    iops, _ = _closed_loop(arr, env, 60 * bricks, 8192, 2.0)
+    assert iops == pytest.approx(20_000.0 * bricks, rel=0.02)
+    assert iops <= arr.ceiling * 1.01
+
+
+def test_bandwidth_ceilings_brick_then_fabric():
+    # enough reads in flight that neither brick's ports idle while the other's have a backlog
+    env = simpy.Environment()
+    arr = _array(env, bricks=2, iops=1e5, service=0.2e-3, bw=400e6, fabric_bw=1e12)
+    _, bps = _closed_loop(arr, env, 512, 1 << 20, 1.0)
+    assert bps == pytest.approx(2 * 400e6, rel=0.03)           # the bricks' ports
+    env = simpy.Environment()
+    arr = _array(env, bricks=2, iops=1e5, service=0.2e-3, bw=400e6, fabric_bw=500e6)
+    _, bps = _closed_loop(arr, env, 512, 1 << 20, 1.0)
+    assert bps == pytest.approx(500e6, rel=0.03)               # the host's fabric
+
+
+def test_light_load_latency_is_service_plus_fabric():
+    env = simpy.Environment()
+    arr = _array(env, bricks=1, iops=1e5, service=0.25e-3, latency=50e-6)
+    _closed_loop(arr, env, 1, 8192, 5.0)
+    assert arr.response.mean == pytest.approx(0.30e-3, rel=0.03)
+
+
+def test_latch_wait_is_pollaczek_khinchine_for_deterministic_hold():
+    """One child, Poisson gets, deterministic hold h: M/D/1 wait lam h^2 / (2 (1 - rho))."""
+    env = simpy.Environment()
+    hold, lam = 2e-6, 250_000.0                    # rho = 0.5
+    latch = LatchFamily(env, "cache buffers lru chain", 1, hold, spin_time=1e-6,
+                        rng=np.random.default_rng(1), wakeup=20e-6)
+    rng = np.random.default_rng(3)
+    waits = []
+
+    def getter():
+        while True:
+            yield env.timeout(rng.exponential(1.0 / lam))
+            spin, sleep = latch.get()
+            waits.append(spin + (sleep - latch.wakeup if sleep else 0.0))
+    env.process(getter())
+    env.run(until=0.4)
+    expected = lam * hold**2 / (2 * (1 - lam * hold))
+    assert np.mean(waits) == pytest.approx(expected, rel=0.05)
+    st = latch.stats
+    assert 0 < st.sleeps < st.misses < st.gets                # short waits spin, long ones sleep
+    assert st.misses / st.gets == pytest.approx(0.5, abs=0.02)  # P(busy) = rho
+
+
+def test_remote_line_transfers_only_across_sockets():
+    assert line_transfer(1, 130e-9, 85e-9) == 0.0
+    assert line_transfer(2, 130e-9, 85e-9) == pytest.approx(65e-9)
+    assert line_transfer(4, 130e-9, 85e-9) > line_transfer(2, 130e-9, 85e-9)
+
+
+def test_smt_window_split_limits_hyperthreading_gain():
+    """Haswell + the Oracle miss rate: HT adds ~20% per core, not the repairman's ~+45%;
+    in-order strands (mlp 1) keep the plain repairman exactly."""
+    from workloads.tpcc import misses_per_instruction
+    cpu = load_profile("xeon-e5-2699v3-2s").cpu
+    mpi = misses_per_instruction(cpu.llc_size, cpu.cores_per_socket)
+    stall = 107.5e-9 * cpu.clock / cpu.mlp
+    rates, _ = rate_table(2, 1, cpu.cpi_issue, mpi, stall, cpu.clock, cpu.mlp)
+    naive, _ = rate_table(2, 1, cpu.cpi_issue, mpi, stall, cpu.clock, 1.0)
+    gain, naive_gain = 2 * rates[2] / rates[1] - 1, 2 * naive[2] / naive[1] - 1
+    assert 0.15 < gain < 0.30 < naive_gain
+    assert rate_table(4, 1, 1.0, 0.01, 100.0, 1e9) == rate_table(4, 1, 1.0, 0.01, 100.0, 1e9, 1.0)
+    x, _ = repairman(2, 2 * stall, cpu.cpi_issue / mpi)      # two strands, each with half the window
+    assert rates[2] == pytest.approx(x / mpi / 2 * cpu.clock)
+
+
+def _slob(profile, **params):
+    sets = {"run.warmup": "0.05 s", "run.batch": "0.05 s", "run.min_batches": "2", "run.max_time": "0.1 s"}
+    sets.update({k: str(v) for k, v in params.items()})
+    return run(scenario.load(None, sets, profile=profile, workload="slob"))
+
+
+def test_slob_direct_path_costs_less_cpu_per_read_and_is_deterministic():
+    sga = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="sga")
+    again = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="sga")
+    direct = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="direct")
+    assert (sga.extra["iops"], sga.events, sga.cpu) == (again.extra["iops"], again.events, again.cpu)
+    assert direct.extra["iops_per_db_cpu"] > 1.3 * sga.extra["iops_per_db_cpu"]
+    # every read of a schema far larger than the (absent) cache is physical: one wait per read
+    ev = {e["event"]: e for e in sga.top_events}
+    reads = sga.extra["iops"] * sga.measured_time
+    assert ev["db file sequential read"]["waits"] == pytest.approx(reads, rel=0.01)
+    # closed loop, Little's law: sessions = IOPS x (wait + CPU per read)
+    cycle = sga.extra["avg_read_wait_ms"] / 1e3 + 1.0 / sga.extra["iops_per_db_cpu"]
+    assert sga.extra["iops"] * cycle == pytest.approx(8, rel=0.05)
+
+
+def test_slob_runs_on_any_profile_and_commits_updates():
+    r = _slob("t5220", sessions=4, update_pct=50)
+    assert r.status == "ok" and r.extra["iops"] > 0
+    assert any(e["event"] == "log file sync" for e in r.top_events)
+
+
+def test_slob_refuses_bad_input():
+    with pytest.raises(ConfigError, match="update_pct"):
+        scenario.load(None, {"sessions": "4", "read_path": "direct", "update_pct": "10"},
+                      profile="xeon-e5-2643v3-2s", workload="slob")
+    with pytest.raises(ConfigError, match="params.device"):
+        scenario.load(None, {"sessions": "4", "device": "nope"}, profile="xeon-e5-2643v3-2s", workload="slob")
+
+
+def test_calibrate_io_levels_obey_littles_law_and_stop_at_the_file_limit():
+    sc = scenario.load(None, {"num_physical_disks": "4", "datafiles": "1", "level_time": "0.05 s"},
+                       profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+    r = run(sc)
+    levels = r.extra["level_table"]
+    assert [lv["in_flight"] for lv in levels] == [4, 8, 16, 32]     # 1 file x 32 reads in flight
+    for lv in levels:
+        assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.06)
+    assert r.extra["iops"] == max(lv["iops"] for lv in levels)

@@ -1,0 +1,131 @@
+"""CALIBRATE_IO: asynchronous random block reads into process memory, ramped to a knee.
+
+DBMS_RESOURCE_MANAGER.CALIBRATE_IO(num_physical_disks, max_latency) reads random
+database blocks from the data files with asynchronous I/O into the process heap and never
+looks at them (Closson 2015). It reports max_iops: the highest rate sustained with an
+average latency within max_latency. How it loads the storage is not documented; this
+model does what the documented parameters and Closson's observations suggest:
+
+- the load is stepped: level k keeps num_physical_disks x 2^k reads in flight (so a small
+  num_physical_disks needs more levels and a longer run, as Closson saw), each level for
+  `level_time`;
+- it stops at the first level whose average latency exceeds max_latency, or that raises
+  IOPS by less than KNEE_GAIN over the previous one (the storage's knee), or when the
+  reads in flight reach its concurrency limit;
+- the concurrency limit is a hypothesis for Closson's "+13% after adding a tablespace,
+  back within 1% after taking it offline": the reads are spread file by file, at most
+  IOS_PER_FILE in flight per online data file, so more files allow more reads in flight.
+  It raises IOPS only when the storage is not already at its knee.
+
+The work is spread over min(cpu_count, in-flight reads) processes (the calibration slaves;
+estimate), each with its share of the reads in flight; each read costs the
+asynchronous-read system calls only (ASYNC_IO_INSTRUCTIONS in workloads/slob.py).
+
+Constants: KNEE_GAIN 5% and IOS_PER_FILE 32 (estimates; not fitted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.config import Source, param
+from sim.db.physical_io import AsyncReader
+from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, data_device, io_report
+from workloads.tpcc import misses_per_instruction
+
+KNEE_GAIN = 0.05
+IOS_PER_FILE = 32
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    num_physical_disks: int = param("approximate number of physical disks (CALIBRATE_IO's first argument)",
+                                    default=1, minimum=1)
+    max_latency: float = param("maximum tolerable latency of a block read (second argument, in ms there)",
+                               kind="time", default="20 ms", positive=True)
+    datafiles: int = param("online data files the reads are spread over", default=5, minimum=1)
+    database_size: float = param("size of the data files read", kind="size", default="1 TB", positive=True)
+    level_time: float = param("simulated time of one load level", kind="time", default="0.5 s", positive=True)
+    device: str | None = param("storage device holding the data files (omit: the first flash array)",
+                               default=None)
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    names = profile.storage.device_names()
+    if params.device is not None and params.device not in names:
+        raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
+
+
+class Workload:
+    kind = "batch"
+
+    def __init__(self, system, params: Params):
+        self.system, self.params = system, params
+        self.env = system.env
+        cpu = system.profile.cpu
+        system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        self.paths = build_read_paths(system, data_device(system.profile, params.device), params.database_size,
+                                      "calibrate_io")
+        self.limit = params.datafiles * IOS_PER_FILE
+        self.done = self.env.event()
+        self.levels: list[dict] = []
+        self.readers: list[AsyncReader] = []
+        self.completed = 0
+
+    def start(self) -> None:
+        self.env.process(self._calibrate())
+
+    def progress(self) -> float:
+        return 1.0 if self.done.triggered else min(0.99, len(self.levels) / 16.0)
+
+    def _process(self, reader: AsyncReader):
+        while reader.slots or reader.busy:      # a slave retires when its share drops to 0
+            yield from reader.next_block()
+            self.completed += 1
+
+    def _set_in_flight(self, target: int) -> None:
+        """Spread `target` reads in flight over the slaves, adding slaves as needed."""
+        want = min(self.system.instance.cpu_count, target)
+        while len(self.readers) < want:
+            reader = AsyncReader(self.paths, self.system.instance.new_session(), 0, "Disk file I/O Calibration",
+                                 ASYNC_IO_INSTRUCTIONS)
+            self.readers.append(reader)
+            self.env.process(self._process(reader))
+        base, extra = divmod(target, len(self.readers))
+        for i, r in enumerate(self.readers):
+            r.slots = base + (1 if i < extra else 0)
+
+    def _calibrate(self):
+        p, env, waits = self.params, self.env, self.system.instance.waits
+        in_flight = p.num_physical_disks
+        while True:
+            target = min(in_flight, self.limit)
+            self._set_in_flight(target)
+            yield env.timeout(p.level_time / 5)          # let the level settle
+            n0, w0 = self.completed, waits.events.get("Disk file I/O Calibration")
+            t0 = (w0.time, w0.waits) if w0 else (0.0, 0)
+            resp0 = (self.paths.device.response.total, self.paths.device.response.n)
+            yield env.timeout(p.level_time)
+            iops = (self.completed - n0) / p.level_time
+            r = self.paths.device.response
+            latency = (r.total - resp0[0]) / max(r.n - resp0[1], 1)
+            self.levels.append({"in_flight": target, "iops": iops, "latency_ms": 1000.0 * latency})
+            gain = iops / self.levels[-2]["iops"] - 1.0 if len(self.levels) > 1 else 1.0
+            if latency > p.max_latency or gain < KNEE_GAIN or target >= self.limit:
+                break
+            in_flight *= 2
+        self._set_in_flight(0)
+        self.done.succeed()
+
+    def report(self, span: float) -> dict:
+        ok = [lv for lv in self.levels if lv["latency_ms"] <= 1000.0 * self.params.max_latency]
+        best = max(ok, key=lambda lv: lv["iops"]) if ok else None
+        out = io_report(self.system, self.paths, self.completed, span, "Disk file I/O Calibration")
+        out.update({
+            "iops": best["iops"] if best else 0.0,            # CALIBRATE_IO's max_iops
+            "actual_latency_ms": best["latency_ms"] if best else float("nan"),
+            "mean_iops": self.completed / span if span > 0 else 0.0,
+            "levels": len(self.levels),
+            "level_table": self.levels,
+        })
+        return out

@@ -1,0 +1,151 @@
+"""Where a TPC-C-like transaction's block touches land: the schema at W warehouses, rows packed
+into blocks of the configured size, and the NURand skew of the keys (TPC-C 2.1.6).
+
+Each transaction touches a few large, skewed objects (stock and customer rows and their index
+leaves), old order data (uniform), and small, hot objects (warehouse, district, item, index
+branch blocks, the orders just inserted). The buffer cache model (sim/db/buffer_cache.py)
+decides which touches miss; the popularity is not tuned to any result.
+
+Constants (schema-derived estimates; none fitted):
+
+- ROW_BYTES: TPC-C 1.3 row layouts (average lengths of the variable fields).
+- BLOCK_OVERHEAD, PCTFREE: Oracle block header and ITLs (~90 bytes) and the default 10% free.
+- INDEX_ENTRY_BYTES: key + rowid + entry header of a B-tree leaf entry.
+- COLD_TOUCHES / UPDATES: block touches per transaction on the large objects, from the
+  transaction profiles (TPC-C 2.4-2.8) at 10 order lines per New-Order: one table block and
+  one index leaf per row looked up; Payment and Order-Status find the customer by last name
+  40% of the time (~3 rows with that name, 2 blocks); Delivery touches, in each of 10
+  districts, the customer and 4 blocks of old order data (new-order row, order, order lines)
+  and changes 3 of them; Stock-Level joins the last 20 orders' ~200 lines with stock.
+  Everything else a transaction touches (LOGICAL_READS of tpcc.py minus these) is hot.
+- Transactions pick their home warehouse uniformly; the NURand run-time constant C is taken
+  as A/2 (any value in [0, A] is allowed).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from sim.db.buffer_cache import Segment
+
+ROW_BYTES = {"warehouse": 89, "district": 95, "customer": 655, "history": 46, "new_order": 8, "orders": 24,
+             "order_line": 54, "item": 82, "stock": 306}
+BLOCK_OVERHEAD = 90.0
+PCTFREE = 0.10
+INDEX_ENTRY_BYTES = 20.0
+
+ITEMS, CUSTOMERS_PER_DISTRICT, DISTRICTS = 100_000, 3_000, 10
+INITIAL_ORDERS_PER_DISTRICT, INITIAL_NEW_ORDERS_PER_DISTRICT = 3_000, 900
+LINES_PER_ORDER = 10
+
+# block touches per transaction on the large objects (see the module docstring)
+COLD_TOUCHES = {
+    "stock":          {"new_order": 10.0, "stock_level": 200.0},
+    "stock_index":    {"new_order": 10.0, "stock_level": 200.0},
+    "customer":       {"new_order": 1.0, "payment": 1.4, "order_status": 1.4, "delivery": 10.0},
+    "customer_index": {"new_order": 1.0, "payment": 1.0, "order_status": 1.0, "delivery": 10.0},
+    "old_orders":     {"order_status": 4.0, "delivery": 40.0},
+}
+UPDATES = {
+    "stock":      {"new_order": 10.0},
+    "customer":   {"payment": 1.0, "delivery": 10.0},
+    "old_orders": {"delivery": 30.0},
+}
+INSERTED_BYTES = {"new_order": ROW_BYTES["orders"] + ROW_BYTES["new_order"] + LINES_PER_ORDER * ROW_BYTES["order_line"],
+                  "payment": ROW_BYTES["history"]}
+
+
+def usable(block_size: float) -> float:
+    return (block_size - BLOCK_OVERHEAD) * (1.0 - PCTFREE)
+
+
+def rows_per_block(row_bytes: float, block_size: float) -> int:
+    return max(1, int(usable(block_size) // row_bytes))
+
+
+@lru_cache(maxsize=8)
+def nurand_pmf(a: int, lo: int, hi: int) -> np.ndarray:
+    """Exact pmf of NURand(A, lo, hi) = (((rand(0,A) | rand(lo,hi)) + C) mod (hi-lo+1)) + lo,
+    over lo..hi, with C = A // 2. A + 1 is a power of two; for a complete run of the low
+    bits, each bit of x | a is set with probability 3/4, so only partial runs are counted."""
+    bits = (a + 1).bit_length() - 1
+    span = a + 1
+    low = np.arange(span)
+    pop = np.array([bin(v).count("1") for v in low])
+    full = (0.75 ** pop) * (0.25 ** (bits - pop)) * span          # counts over the a's, per x-run
+    counts = np.zeros(hi + span + 1, dtype=float)
+    av = np.arange(span)
+    for h in range(lo // span, hi // span + 1):
+        first, last = max(lo, h * span), min(hi, h * span + a)
+        if last - first + 1 == span:
+            counts[h * span:h * span + span] += full
+        else:
+            for chunk in np.array_split(np.arange(first, last + 1), max(1, (last - first + 1) // 512)):
+                vals = np.bitwise_or.outer(chunk, av).ravel()
+                counts[:vals.max() + 1] += np.bincount(vals)
+    n = hi - lo + 1
+    c = a // 2
+    pmf = np.zeros(n)
+    v = np.nonzero(counts)[0]
+    np.add.at(pmf, (v + c) % n if lo == 0 else (v + c) % n, counts[v])
+    # NURand maps value v to ((v + C) mod n) + lo: index k of pmf is the key lo + k
+    return pmf / pmf.sum()
+
+
+def _packed(pmf: np.ndarray, per_block: int) -> np.ndarray:
+    """Block probabilities when consecutive keys share a block."""
+    pad = (-len(pmf)) % per_block
+    return np.concatenate([pmf, np.zeros(pad)]).reshape(-1, per_block).sum(axis=1)
+
+
+def _per_tx(touches: dict[str, float], mix: dict[str, float]) -> float:
+    return sum(mix.get(t, 0.0) * n for t, n in touches.items())
+
+
+def segments(warehouses: int, block_size: float, mix: dict[str, float],
+             logical_reads: dict[str, float]) -> list[Segment]:
+    """The TPC-C block popularity at this scale, per transaction of the given mix."""
+    total = sum(mix.values())
+    mix = {t: v / total for t, v in mix.items()}
+    out = []
+
+    def add(name: str, block_pmf: np.ndarray, copies: int):
+        touches = _per_tx(COLD_TOUCHES[name], mix)
+        upd = _per_tx(UPDATES.get(name, {}), mix)
+        out.append(Segment(name, block_pmf * touches / copies, np.full(len(block_pmf), float(copies)),
+                           upd / touches if touches else 0.0))
+
+    item = nurand_pmf(8191, 1, ITEMS)
+    cust = nurand_pmf(1023, 1, CUSTOMERS_PER_DISTRICT)
+    leaf = max(1, int(usable(block_size) // INDEX_ENTRY_BYTES))
+    add("stock", _packed(item, rows_per_block(ROW_BYTES["stock"], block_size)), warehouses)
+    add("stock_index", _packed(item, leaf), warehouses)
+    add("customer", _packed(cust, rows_per_block(ROW_BYTES["customer"], block_size)), warehouses * DISTRICTS)
+    add("customer_index", _packed(cust, leaf), warehouses * DISTRICTS)
+    old_bytes = warehouses * DISTRICTS * (INITIAL_ORDERS_PER_DISTRICT * (
+        ROW_BYTES["orders"] + LINES_PER_ORDER * ROW_BYTES["order_line"])
+        + INITIAL_NEW_ORDERS_PER_DISTRICT * ROW_BYTES["new_order"])
+    old_blocks = np.ceil(old_bytes / usable(block_size))
+    add("old_orders", np.array([1.0]), int(old_blocks))
+    # hot: item, warehouse, district, index branch blocks and the last 20 orders per district
+    rpb = lambda table: rows_per_block(ROW_BYTES[table], block_size)  # noqa: E731
+    leaves = warehouses * (ITEMS + DISTRICTS * CUSTOMERS_PER_DISTRICT) / leaf
+    hot_blocks = (ITEMS / rpb("item") + warehouses / rpb("warehouse") + warehouses * DISTRICTS / rpb("district")
+                  + leaves / leaf + warehouses * DISTRICTS * 20 * LINES_PER_ORDER / rpb("order_line"))
+    cold = sum(_per_tx(c, mix) for c in COLD_TOUCHES.values())
+    hot_touches = max(_per_tx(logical_reads, mix) - cold, 0.0)
+    out.append(Segment("hot", np.array([hot_touches / np.ceil(hot_blocks)]), np.array([np.ceil(hot_blocks)]), 0.0))
+    return out
+
+
+def cold_touches(kind: str) -> dict[str, float]:
+    """Block touches of one transaction type on each large object."""
+    return {name: per.get(kind, 0.0) for name, per in COLD_TOUCHES.items() if per.get(kind, 0.0) > 0.0}
+
+
+def appended_blocks_per_tx(mix: dict[str, float], block_size: float) -> float:
+    """New blocks filled by inserts per transaction: each is written once by DBWR."""
+    total = sum(mix.values())
+    return sum(mix.get(t, 0.0) / total * b for t, b in INSERTED_BYTES.items()) / usable(block_size)
