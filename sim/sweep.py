@@ -47,7 +47,9 @@ from sim.config import OltpsimError, parse_scalar, read_yaml
 from sim.executors import open_executor
 from sim.scenario import Scenario, apply_overrides, resolve
 
-OUTPUT_STATUSES = ("ok", "timeout")   # runs whose figures enter the confidence intervals
+# Runs whose figures enter the means and intervals: not a batch job cut off at max_time
+# ("timeout": its elapsed time is only a lower bound), nor a failed run.
+OUTPUT_STATUSES = ("ok",)
 
 
 # ---------------------------------------------------------------- what to run
@@ -247,18 +249,23 @@ def _row(run: Run, outcome: dict) -> dict:
 
 def run_one(scenario: Scenario) -> dict:
     """Run one point wherever the executor put it; any failure comes back as data."""
+    import socket
     import traceback
 
     from sim.run import run
 
+    # Where and at what CPU cost: wall time on a shared machine says little about either.
+    where = {"worker": f"{socket.gethostname()}:{os.getpid()}"}
+    cpu = time.process_time()
     try:
         result = run(scenario)
     except OltpsimError as exc:      # refused by the model while it was being built
-        return {"status": "invalid", "message": str(exc)}
+        return {"status": "invalid", "message": str(exc), **where}
     except Exception as exc:         # noqa: BLE001 - a failing point must not stop the sweep
         return {"status": "error", "message": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(limit=-4)}
-    return {"status": result.status, "message": result.message, "row": result.flat(), "result": result.to_dict()}
+                "traceback": traceback.format_exc(limit=-4), **where}
+    return {"status": result.status, "message": result.message, "row": result.flat(), "result": result.to_dict(),
+            "cpu_time": time.process_time() - cpu, **where}
 
 
 # ---------------------------------------------------------------- the sweep
@@ -353,6 +360,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
 def _record(run: Run, outcome: dict) -> dict:
     return {"key": run.key, "point": run.point, "replication": run.replication, "settings": run.settings,
             "status": outcome["status"], "message": outcome.get("message", ""), "finished_at": time.time(),
+            "worker": outcome.get("worker"), "cpu_time": outcome.get("cpu_time"),
             "row": _row(run, outcome), "result": outcome.get("result"), "traceback": outcome.get("traceback")}
 
 

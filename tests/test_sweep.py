@@ -162,14 +162,6 @@ def test_without_dask_the_error_says_what_to_install(monkeypatch, tmp_path):
 def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypatch):
     import workloads.tpcc as tpcc
 
-    def admit(self):   # stands in for a workload that models memory, and for a bug
-        if self.params.users == 3:
-            return ("out_of_memory", "SGA + PGA exceed physical memory")
-        if self.params.users == 4:
-            raise RuntimeError("a bug in the model")
-        return None
-
-    monkeypatch.setattr(tpcc.Workload, "admit", admit, raising=False)
     # rx5670 has no 'array' device and the T5220 no 'redo' one: each value works, two combinations cannot.
     res = sw.sweep(BASE, vary={"profile": ["t5220", "rx5670"], "database.redo_device": ["array", "redo"]},
                    out=tmp_path / "combos", executor="serial", progress=False)
@@ -178,7 +170,17 @@ def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypa
                       ("rx5670", "array"): "invalid", ("rx5670", "redo"): "ok"}
     bad = res.table[res.table["status"] == "invalid"]["message"].iloc[0]
     assert "database.redo_device" in bad and "expected one of the profile's storage devices" in bad
-    res = sw.sweep(BASE, vary={"users": [2, 3, 4]}, out=tmp_path / "outcomes", executor="serial", progress=False)
+
+    admit = tpcc.Workload.admit
+
+    def admit_with_a_bug(self):
+        if self.params.users == 4:
+            raise RuntimeError("a bug in the model")
+        return admit(self)
+
+    monkeypatch.setattr(tpcc.Workload, "admit", admit_with_a_bug)
+    points = [{"users": 2}, {"database.db_cache": "100 GB"}, {"users": 4}]   # a 100 GB SGA on a 64 GB server
+    res = sw.sweep(BASE, points=points, out=tmp_path / "outcomes", executor="serial", progress=False)
     assert res.table["status"].tolist() == ["ok", "out_of_memory", "error"]
     assert "exceed physical memory" in res.table["message"][1] and "RuntimeError: a bug" in res.table["message"][2]
     assert res.summary()["failed"].tolist() == [0, 1, 1]
