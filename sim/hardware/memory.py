@@ -105,6 +105,11 @@ class MemorySystem:
             new = self.latency + _DAMPING * (target - self.latency)
             if abs(new - self.latency) > 1e-3 * self.latency:
                 self._apply(new)
+            if env.peek() == float("inf"):
+                # Nothing else will ever happen: stop, so that a run to exhaustion (a batch job
+                # driven by env.run()) ends; set_misses_per_instruction starts the loop again.
+                self._running = False
+                return
 
     # ------------------------------------------------------------ statistics
 
