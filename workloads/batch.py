@@ -11,6 +11,17 @@ import simpy
 MB = 1024.0 * 1024.0
 
 
+def device_checker(*keys: str):
+    """A check_scenario for workloads whose params name storage devices under `keys`."""
+    def check_scenario(spec, profile, params, src) -> None:
+        names = profile.storage.device_names()
+        for key in keys:
+            if getattr(params, key) not in names:
+                raise src.at("params").at(key).bad(getattr(params, key),
+                                                   "one of the profile's devices: " + ", ".join(names))
+    return check_scenario
+
+
 class BatchWorkload:
     kind = "batch"
     primary = "elapsed"

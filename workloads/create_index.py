@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.config import Source, param
+from sim.config import param
 from sim.db.px import PxStatement
-from workloads.batch import MB, BatchWorkload
+from workloads.batch import MB, BatchWorkload, device_checker
 
 ROW_BYTES = 700.0
 KEY_BYTES = 60.0
@@ -53,11 +53,7 @@ class Params:
                               positive=True)
 
 
-def check_scenario(spec, profile, params: Params, src: Source) -> None:
-    names = profile.storage.device_names()
-    for key in ("table_device", "index_device"):
-        if getattr(params, key) not in names:
-            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+check_scenario = device_checker("table_device", "index_device")
 
 
 class Workload(BatchWorkload):

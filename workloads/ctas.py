@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.config import Source, param
+from sim.config import param
 from sim.db.px import PxStatement
-from workloads.batch import MB, BatchWorkload
+from workloads.batch import MB, BatchWorkload, device_checker
 
 INSTRUCTIONS_PER_MB = 6e6
 PRODUCER_SHARE = 1.0 / 3.0
@@ -46,11 +46,7 @@ class Params:
                                    default=None)
 
 
-def check_scenario(spec, profile, params: Params, src: Source) -> None:
-    names = profile.storage.device_names()
-    for key in ("source_device", "target_device"):
-        if getattr(params, key) not in names:
-            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+check_scenario = device_checker("source_device", "target_device")
 
 
 class _Cached:

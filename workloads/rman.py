@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
-from workloads.batch import MB, BatchWorkload
+from workloads.batch import MB, BatchWorkload, device_checker
 
 # MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
 DATAFILES_MB = (420.0, 360.0, 150.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 18.0, 15.0, 15.0, 30.0,
@@ -68,11 +68,7 @@ class Params:
             raise src.at("datafiles_mb").bad(self.datafiles_mb, "a list of sizes in MB, each > 0")
 
 
-def check_scenario(spec, profile, params: Params, src: Source) -> None:
-    names = profile.storage.device_names()
-    for key in ("datafile_device", "backup_device"):
-        if getattr(params, key) not in names:
-            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+check_scenario = device_checker("datafile_device", "backup_device")
 
 
 def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tuple[int, float, float]]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
-from workloads.batch import MB, BatchWorkload
+from workloads.batch import MB, BatchWorkload, device_checker
 
 CONVENTIONAL_INSTRUCTIONS_PER_MB = 8.15e7  # fitted: tseries.sqlldr, conventional
 DIRECT_INSTRUCTIONS_PER_MB = 5.3e7         # fitted: tseries.sqlldr, direct
@@ -60,11 +60,7 @@ class Params:
             raise src.at("parallel").bad(self.parallel, "false unless direct is true (parallel applies to direct path)")
 
 
-def check_scenario(spec, profile, params: Params, src: Source) -> None:
-    names = profile.storage.device_names()
-    for key in ("input_device", "table_device"):
-        if getattr(params, key) not in names:
-            raise src.at("params").at(key).bad(getattr(params, key), "one of the profile's devices: " + ", ".join(names))
+check_scenario = device_checker("input_device", "table_device")
 
 
 class Workload(BatchWorkload):
