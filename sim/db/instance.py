@@ -105,9 +105,11 @@ class Instance:
 
     def attach_database(self, database_bytes: float) -> None:
         """The workload's database: the buffer cache fills with its blocks, so the resident part of
-        the buffer cache is the smaller of db_cache_size and the database."""
+        the buffer cache is the smaller of db_cache_size and the database (all of db_cache_size
+        where the OS allocates and locks the SGA whole, as Solaris ISM does)."""
         if self.vm is not None:
-            self.vm.map_shared("sga_buffer_cache", min(self.spec.db_cache or database_bytes, database_bytes))
+            cache = self.spec.db_cache or database_bytes
+            self.vm.map_shared("sga_buffer_cache", cache if self.vm.locks_shared_memory else min(cache, database_bytes))
 
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))

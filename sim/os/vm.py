@@ -35,8 +35,12 @@ FREE_RESERVE_SHARE = 1.0 / 64.0   # Solaris lotsfree default: physmem / 64
 
 
 class VirtualMemory:
-    def __init__(self, env, spec, dispatcher=None, swap_device=None, kernel_bits: int = 32):
+    def __init__(self, env, spec, dispatcher=None, swap_device=None, kernel_bits: int = 32,
+                 locks_shared_memory: bool = False):
         self.env, self.spec = env, spec
+        # Solaris maps the SGA as intimate shared memory: allocated and locked whole at startup.
+        # Linux SysV shared memory gets its pages on first touch.
+        self.locks_shared_memory = locks_shared_memory
         self.ram, self.swap = spec.size, spec.swap
         self.kernel = spec.kernel_64 if kernel_bits == 64 and spec.kernel_64 is not None else spec.kernel
         self.dispatcher, self.swap_device = dispatcher, swap_device
@@ -95,7 +99,8 @@ class VirtualMemory:
         gb = 1.0 / 2**30
         locked = self.kernel + sum(self.shared.values())
         if locked > self.ram:
-            return (f"kernel and SGA ({locked * gb:.2f} GB, locked in memory) exceed RAM {self.ram * gb:.2f} GB")
+            return (f"kernel and SGA ({locked * gb:.2f} GB, locked in memory) exceed physical memory "
+                    f"{self.ram * gb:.2f} GB")
         return (f"committed memory {self.committed() * gb:.1f} GB exceeds RAM + swap "
                 f"{(self.ram + self.swap) * gb:.1f} GB")
 
