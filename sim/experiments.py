@@ -191,7 +191,10 @@ def score(exp: ExperimentSpec, results: dict[tuple[str, str], Result]) -> list[F
                 ref = results[(exp.id, m.relative_to)].metric(m.result)
                 sim = 100.0 * (sim / ref - 1.0) if sim is not None and ref else None
             figures.append(_compare(exp.id, row.label, name, m, pub, sim, res.status))
+        scored = {exp.metrics[name].result for name in row.published if exp.metrics[name].relative_to is None}
         for name in exp.predict:
+            if name in scored:   # already printed beside its published value
+                continue
             figures.append(Figure(exp.id, row.label, name, "", None, res.metric(name), None, "prediction", None, res.status))
     return figures
 
