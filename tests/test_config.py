@@ -100,6 +100,14 @@ def test_yaml_syntax_error_names_the_line(tmp_path):
         load_profile(path)
 
 
+def test_a_profile_is_parsed_once_until_its_file_changes(tmp_path):
+    path = write_profile(tmp_path, lambda d: None)
+    first = load_profile(path)
+    assert load_profile(path) is first          # a sweep's points share one parse
+    write_profile(tmp_path, lambda d: d["cpu"].update(sockets=2))
+    assert load_profile(path).cpu.sockets == 2 and first.cpu.sockets == 1
+
+
 def test_unknown_profile_lists_the_known_ones():
     with pytest.raises(OltpsimError) as info:
         load_profile("t5221")

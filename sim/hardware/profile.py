@@ -8,6 +8,7 @@ caches, memory (size, latency, bandwidth, NUMA), swap and storage devices. Value
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -206,7 +207,15 @@ def load_profile(name_or_path: str | Path) -> HardwareProfile:
             known = profile_names()
             raise OltpsimError(f"unknown hardware profile {str(name_or_path)!r}{suggest(str(name_or_path), known)};"
                                f" known profiles: {', '.join(known)}")
-    return build(HardwareProfile, read_yaml(path), Source(str(path)))
+    stat = path.stat()
+    return _load(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _load(path: str, _mtime_ns: int, _size: int) -> HardwareProfile:
+    # Profiles are frozen, so a sweep of thousands of points may share one parse; the file's
+    # mtime and size in the key make an edited profile load afresh.
+    return build(HardwareProfile, read_yaml(Path(path)), Source(path))
 
 
 def with_changes(profile: HardwareProfile, **changes) -> HardwareProfile:
