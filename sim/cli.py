@@ -40,10 +40,15 @@ def main() -> None:
     """Simulate multicore and multithreaded servers running an Oracle-like OLTP database."""
 
 
+def _scenario_source(fn):
+    """The options that name a scenario: a file, and/or a profile and workload overriding it."""
+    fn = click.option("--workload", help="workload name (overrides the file's)")(fn)
+    fn = click.option("--profile", help="hardware profile name or path (overrides the file's)")(fn)
+    return click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))(fn)
+
+
 @main.command()
-@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
-@click.option("--profile", help="hardware profile name or path (overrides the file's)")
-@click.option("--workload", help="workload name (overrides the file's)")
+@_scenario_source
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="change one setting: users=64, database.db_cache='2 GB', run.seed=7")
 @click.option("--seed", type=int, help="shortcut for --set run.seed=N")
@@ -106,9 +111,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
 
 
 @main.command()
-@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
-@click.option("--profile", help="hardware profile name or path (overrides the file's)")
-@click.option("--workload", help="workload name (overrides the file's)")
+@_scenario_source
 @click.option("--vary", "varies", multiple=True, metavar="KEY=V1,V2,...",
               help="values to sweep (all combinations): users=8,16,32  database.db_cache='1 GB','2 GB'")
 @click.option("--points", "points_file", type=click.Path(dir_okay=False),

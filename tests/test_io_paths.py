@@ -44,22 +44,15 @@ def test_file_lock_prefers_writers():
     lock = FileLock(env)
     order = []
 
-    def reader(name, delay):
+    def user(name, delay, write):
         yield env.timeout(delay)
-        yield lock.acquire(False)
+        yield lock.acquire(write)
         order.append(name)
         yield env.timeout(1.0)
-        lock.release(False)
-
-    def writer(name, delay):
-        yield env.timeout(delay)
-        yield lock.acquire(True)
-        order.append(name)
-        yield env.timeout(1.0)
-        lock.release(True)
-    env.process(reader("r1", 0.0))
-    env.process(writer("w", 0.1))     # waits for r1
-    env.process(reader("r2", 0.2))    # arrives while the writer waits: queued behind it
+        lock.release(write)
+    env.process(user("r1", 0.0, False))
+    env.process(user("w", 0.1, True))     # waits for r1
+    env.process(user("r2", 0.2, False))   # arrives while the writer waits: queued behind it
     env.run()
     assert order == ["r1", "w", "r2"]
     assert env.now == pytest.approx(3.0)
