@@ -271,11 +271,16 @@ class _IoPlan:
                      for t in TYPES}
         # dirty blocks per transaction of each type: a segment's writes shared by its updaters
         total = sum(mix.values())
+        # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
+        redo = sum(mix[t] / total * REDO_BYTES[t] for t in TYPES)
+        checkpoint = (self.cache.checkpoint_writes(db.redo_log_size / redo)
+                      if db.redo_log_size is not None and redo > 0.0 else {})
         self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(db.block_size) for t in TYPES}
         for seg, per in tpcc_blocks.UPDATES.items():
             weight = sum(mix[t] / total * n for t, n in per.items())
+            writes = odds[seg].writes_per_tx + checkpoint.get(seg, 0.0)
             for t, n in per.items():
-                self.dirty[t] += odds[seg].writes_per_tx * n / weight if weight else 0.0
+                self.dirty[t] += writes * n / weight if weight else 0.0
         self.os_hits = 0
 
     def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[bool]:

@@ -8,7 +8,11 @@ often it is touched per transaction, and what share of the touches change it. Th
   level-2 hit probability of a level-1 miss by the renewal form of the two-level model;
 - the dirty blocks DBWR must write per transaction: a block stays for a residency of K
   touches (geometric, mean 1 / P(miss)) and is written at eviction if any touch changed it,
-  P(clean) = p (1 - u) / (1 - (1 - p)(1 - u)) with p = P(miss), u = update share.
+  P(clean) = p (1 - u) / (1 - (1 - p)(1 - u)) with p = P(miss), u = update share;
+- and, when logs fill and start checkpoints every n transactions, the blocks that stay cached
+  but were changed since the last checkpoint: a block changed c times per transaction is
+  dirty at a checkpoint with probability 1 - exp(-c n) (changes as a Poisson stream; repeated
+  changes between two checkpoints cost one write).
 
 Sessions then draw, per transaction and segment, how many touches miss (binomial): what
 used to be a single CPU burst becomes bursts separated by 'db file sequential read'.
@@ -60,11 +64,13 @@ class BufferCache:
         counts = np.concatenate([s.counts for s in segments])
         h1, h2 = che_two_level_hits(rates, blocks, max(os_blocks, 0.0), counts=counts)
         self.odds: dict[str, SegmentOdds] = {}
+        self._hits: dict[str, np.ndarray] = {}
         start = 0
         for s in segments:
             n = len(s.rates)
             r, m, a, b = s.rates, s.counts, h1[start:start + n], h2[start:start + n]
             start += n
+            self._hits[s.name] = a
             demand = r * m
             total = float(demand.sum())
             miss_rate = demand * (1.0 - a)             # misses per transaction, per bucket
@@ -76,6 +82,15 @@ class BufferCache:
                 miss=misses / total if total else 0.0,
                 os_hit=min(1.0, float(np.dot(miss_rate, b)) / misses) if misses else 0.0,   # rounding can pass 1
                 writes_per_tx=float(np.dot(miss_rate, 1.0 - clean)) if u > 0.0 else 0.0)
+
+    def checkpoint_writes(self, transactions: float) -> dict[str, float]:
+        """Writes per transaction, per segment, of cached blocks that checkpoints every
+        `transactions` transactions find dirty."""
+        out = {}
+        for s in self.segments:
+            change = s.rates * s.update_share
+            out[s.name] = float(np.dot(s.counts * self._hits[s.name], -np.expm1(-change * transactions))) / transactions
+        return out
 
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""

@@ -39,12 +39,16 @@ class DatabaseWriter:
         self.wakeup: simpy.Event | None = None
         self.freed: simpy.Event | None = None
         self.writes = 0
+        self.dirtied_total = 0    # blocks ever handed over, and ever written (checkpoints, sim/db/checkpoint.py)
+        self.written_total = 0
+        self.progress: simpy.Event | None = None
         env.process(self._run())
 
     def dirty(self, n: int) -> None:
         if n <= 0:
             return
         self.pending += n
+        self.dirtied_total += n
         if self.pending >= self.batch_size and self.wakeup is not None and not self.wakeup.triggered:
             self.wakeup.succeed()
 
@@ -62,6 +66,13 @@ class DatabaseWriter:
                 self.freed = simpy.Event(self.env)
             yield self.freed
         self.waits.add("free buffer waits", self.env.now - start)
+
+    def wait_written(self, target: int):
+        """Generator: wait until `target` blocks have been written since startup."""
+        while self.written_total < target:
+            if self.progress is None or self.progress.triggered:
+                self.progress = simpy.Event(self.env)
+            yield self.progress
 
     def _run(self):
         env = self.env
@@ -86,6 +97,9 @@ class DatabaseWriter:
         yield from self.datafiles.write()
         self.in_flight -= 1
         self.writes += 1
+        self.written_total += 1
+        if self.progress is not None and not self.progress.triggered:
+            self.progress.succeed()
         self._issue()
         if self.freed is not None and not self.freed.triggered and self.unwritten <= self.limit:
             self.freed.succeed()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sim.config import Source, param
+from sim.db.checkpoint import LogSwitchCheckpoints
 from sim.db.dbwr import DatabaseWriter
 from sim.db import px
 from sim.db.redo import LogWriter
@@ -25,6 +26,10 @@ class DatabaseSpec:
     shared_pool: float = param("shared_pool_size plus the other SGA pools (large, java) and the fixed SGA",
                                kind="size", default="32 MB", minimum=0.0)
     log_buffer: float = param("log_buffer", kind="size", default="1 MB", minimum=0.0)
+    redo_log_size: float | None = param("size of each online redo log file: a full log starts a checkpoint (omit: "
+                                        "logs so large that none fills during a run, as benchmark kits size them)",
+                                        kind="size", default=None, positive=True)
+    redo_log_groups: int = param("online redo log groups used in a circle", default=3, minimum=2)
     # Private memory of one dedicated server process (Oracle 9i/10g, 64-bit). Estimate: UGA + PGA of an
     # OLTP session with small sort areas ~0.6 MB, private pages of the oracle image (data, bss,
     # relocations) and stack ~0.9 MB. The working set is what one call touches: UGA, stack top, cursors.
@@ -92,6 +97,9 @@ class Instance:
         if datafiles is not None:
             self.dbwr = DatabaseWriter(env, dispatcher, datafiles, spec.db_cache / spec.block_size,
                                        spec.disk_asynch_io, spec.dbwr_io_slaves, self.waits)
+            if spec.redo_log_size is not None:
+                self.lgwr.checkpoints = LogSwitchCheckpoints(env, self.dbwr, spec.redo_log_size,
+                                                             spec.redo_log_groups, self.waits)
         self.physical_reads = 0
         if vm is not None:
             vm.map_shared("sga_pools", spec.shared_pool + spec.log_buffer)

@@ -20,6 +20,7 @@ class LogWriter:
         self.sys_share = sys_share
         self.pending: list[simpy.Event] = []
         self.pending_bytes = 0.0
+        self.checkpoints = None   # LogSwitchCheckpoints when the logs are sized (sim/db/checkpoint.py)
         self.wakeup: simpy.Event | None = None
         self.writes = 0
         self.commits = 0
@@ -44,6 +45,8 @@ class LogWriter:
             batch, nbytes = self.pending, self.pending_bytes
             self.pending, self.pending_bytes = [], 0.0
             nbytes = max(REDO_BLOCK, -(-nbytes // REDO_BLOCK) * REDO_BLOCK)
+            if self.checkpoints is not None:
+                yield from self.checkpoints.before_write(nbytes)
             yield self.dispatcher.run(self.instructions_per_write, self.sys_share)
             yield self.device.submit("write", nbytes, sequential=True)
             self.writes += 1
