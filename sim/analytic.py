@@ -301,7 +301,7 @@ def che_hit_ratio(rates: np.ndarray, capacity: float, sizes: np.ndarray | None =
     return min(1.0, float(np.dot(demand, h)) / tot)
 
 
-def _renewal_level2(r: np.ndarray, w: np.ndarray, t1: float, c2: float) -> np.ndarray:
+def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     """Level-2 hit probabilities when level 2 is fed by a TTL-like level 1.
 
     With level 1 holding item i for t1 after each request (Che), the misses of
@@ -312,7 +312,10 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1: float, c2: float) -> np.nd
     P(age < T2) = r2 * integral_0^T2 P(gap > u) du. Consequence: level 2 gets
     no hits while T2 <= t1, close to an exact LRU cascade, where a level 2
     smaller than level 1 mostly holds blocks that level 1 still has.
+    `t1` may be an array: a per-item dead time (a level-2 item grouping level-1
+    items, see che_two_level_grouped).
     """
+    t1 = np.broadcast_to(np.asarray(t1, dtype=float), r.shape)
     x = r * t1
     ex = np.exp(-x)
     r2 = r * ex
@@ -326,21 +329,21 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1: float, c2: float) -> np.nd
         return np.zeros_like(r)
     if c2 >= total:
         return live.astype(float)
-    rl, al, wl, kl = r2[live], a[live], w[live], keep[live]
+    rl, al, wl, kl, tl = r2[live], a[live], w[live], keep[live], t1[live]
     frac = c2 / total
 
     def occupancy(t2: float) -> np.ndarray:
-        d = max(t2 - t1, 0.0)
-        return rl * min(t2, t1) + kl * -np.expm1(-al * d)
+        d = np.maximum(t2 - tl, 0.0)
+        return rl * np.minimum(t2, tl) + kl * -np.expm1(-al * d)
 
     def g(log_t: float) -> float:
         return float(np.dot(wl, occupancy(math.exp(log_t)))) / total - frac
 
     # occupancy is concave with slope <= r2 at 0, so c2 / sum(w r2) is a lower bound.
     t_lo = c2 / float(np.dot(wl, rl))
-    t_hi = 2.0 * max(t1, t_lo)
+    t_hi = 2.0 * max(float(tl.max()), t_lo)
     t2 = _solve_log_time(g, t_lo, t_hi)
-    return _hit_probs(a, max(t2 - t1, 0.0))
+    return -np.expm1(-a * np.maximum(t2 - t1, 0.0))
 
 
 def che_two_level(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarray | None = None,
@@ -390,6 +393,38 @@ def che_two_level_hits(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarra
     if math.isinf(t1) or c2 <= 0.0:
         return h1, np.zeros_like(r)
     return h1, _renewal_level2(r, s * m, t1, float(c2))
+
+
+def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.ndarray,
+                          counts: np.ndarray | None = None,
+                          group_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Two LRU levels whose units differ: level 1 caches items, level 2 caches groups of them
+    (the OS page cache holds 8 KB pages, each several 2 KB database blocks).
+
+    `group[i]` is the level-2 unit of item i; `counts[i]` copies of item i (default 1) and
+    `group_counts[g]` copies of unit g (default 1), so a bucket of m identical blocks packed
+    P to a page is one item with count m and one group with count m / P. Level 1 is Che over
+    items (characteristic time t1); a unit sees the superposed miss streams of its items,
+    rate R2_g = sum r_i e^{-r_i t1} out of R_g = sum r_i. It is treated like one item of rate
+    R_g with the dead time that gives the same miss stream, t1_g = ln(R_g / R2_g) / R_g (exact
+    for a unit of one item), in the renewal form (_renewal_level2) with capacity c2 in units.
+    Returns (h1_i, h2_i): item i's level-1 hit probability and the level-2 hit probability of
+    its level-1 misses (its unit's)."""
+    r = np.asarray(rates, dtype=float)
+    m = np.ones_like(r) if counts is None else np.asarray(counts, dtype=float)
+    g = np.asarray(group, dtype=np.intp)
+    t1 = che_time(r, c1, None, m)
+    h1 = _hit_probs(r, t1)
+    if math.isinf(t1) or c2 <= 0.0:
+        return h1, np.zeros_like(r)
+    n = int(g.max()) + 1
+    big = np.bincount(g, weights=r, minlength=n)           # R_g, per copy of the unit
+    miss = np.bincount(g, weights=r * (1.0 - h1), minlength=n)
+    gm = np.ones(n) if group_counts is None else np.asarray(group_counts, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dead = np.where(big > 0.0, np.log(big / np.maximum(miss, 1e-300)) / np.maximum(big, 1e-300), 0.0)
+    h2 = _renewal_level2(big, gm, dead, float(c2))
+    return h1, h2[g]
 
 
 def lru_simulate(probabilities: np.ndarray, capacity: int, requests: int,

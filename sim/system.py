@@ -48,7 +48,8 @@ class System:
         if db.db_cache is not None:   # the data does not all fit: datafiles through a file system
             volume = self.devices[data_device(db, list(self.devices))]
             self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
-                                        db.block_size, db.disk_asynch_io, self.rng("datafiles"))
+                                        db.block_size, db.disk_asynch_io, self.rng("datafiles"),
+                                        page_size=profile.memory.page_size)
         # database
         self.instance = Instance(env, self.dispatcher, self.devices, db, self.datafiles, self.vm)
 

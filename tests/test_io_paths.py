@@ -89,3 +89,76 @@ def test_cached_quick_io_reads_from_the_page_cache_and_raw_does_not():
     assert raw.extra["os_cache_hits_per_s"] == 0
     assert cqio.extra["os_cache_hits_per_s"] > 0.5 * cqio.extra["physical_reads_per_s"]
     assert cqio.tpm > raw.tpm
+
+
+class _Disk:
+    """A volume that records what it is asked to do, each I/O taking 1 s."""
+
+    def __init__(self, env):
+        self.env, self.log = env, []
+
+    def submit(self, kind, nbytes, offset=None):
+        self.log.append((self.env.now, kind, nbytes))
+        return self.env.timeout(1.0)
+
+
+class _Cpu:
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, instructions, sys_share=0.0):
+        return self.env.timeout(0.0)
+
+
+def _fs(path, page_hit):
+    from sim.os.filesystem import PATHS, FileSystem
+    env = simpy.Environment()
+    disk = _Disk(env)
+    fs = FileSystem(env, _Cpu(env), disk, PATHS[path], 2, 2048, True, np.random.default_rng(1), page_size=8192)
+    fs.set_write_page_hit(page_hit)
+    return env, disk, fs
+
+
+def test_buffered_write_of_part_of_an_uncached_page_reads_it_first_under_the_file_lock():
+    env, disk, fs = _fs("ufs_buffered", 0.0)
+    env.process(fs.write(0))
+
+    def reader():
+        yield env.timeout(0.5)
+        yield from fs.read(False)
+    env.process(reader())
+    env.run()
+    # page read (8 KB), block write (2 KB), then the reader, who waited for both, fills a page
+    assert disk.log == [(0.0, "read", 8192), (1.0, "write", 2048), (2.0, "read", 8192)]
+    assert fs.lock_report()["write_page_reads_pct"] == 100.0
+
+
+@pytest.mark.parametrize("path, page_hit", [("ufs_buffered", 1.0), ("cached_quick_io", 0.0), ("ufs_direct", 0.0)])
+def test_no_read_before_write_when_cached_or_written_directly(path, page_hit):
+    env, disk, fs = _fs(path, page_hit)
+    env.process(fs.write(1))
+    env.run()
+    assert disk.log == [(0.0, "write", 2048)]
+
+
+def test_dbwr_writes_a_batch_in_file_order():
+    from sim.db.dbwr import DatabaseWriter
+    from sim.metrics import WaitEvents
+
+    class Files:
+        def __init__(self, env):
+            self.env, self.order = env, []
+            self.rng = np.random.default_rng(3)
+
+        def pick_files(self, n):
+            return self.rng.integers(7, size=n).tolist()
+
+        def write(self, file):
+            self.order.append(file)
+            yield self.env.timeout(0.01)
+    env = simpy.Environment()
+    files = Files(env)
+    dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
+    dbwr.dirty(600)
+    env.run(until=10.0)
+    assert len(files.order) == 600 and files.order == sorted(files.order)

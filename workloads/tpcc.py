@@ -265,7 +265,7 @@ class _IoPlan:
         self.datafiles = system.datafiles
         os_blocks = self.vm.page_cache_size() / db.block_size if system.datafiles.path.caches else 0.0
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
-        self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks)
+        self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks, system.datafiles.page_blocks)
         odds = self.cache.odds
         self.plan = {t: [(n, odds[s].miss, odds[s].os_hit) for s, n in tpcc_blocks.cold_touches(t).items()]
                      for t in TYPES}
@@ -281,6 +281,14 @@ class _IoPlan:
             writes = odds[seg].writes_per_tx + checkpoint.get(seg, 0.0)
             for t, n in per.items():
                 self.dirty[t] += writes * n / weight if weight else 0.0
+        # the page of an evicted dirty block may have left the page cache; appended blocks' pages
+        # were filled by the blocks written just before them (cached)
+        evicted = {seg: odds[seg].writes_per_tx for seg in tpcc_blocks.UPDATES}
+        appended = tpcc_blocks.appended_blocks_per_tx(mix, db.block_size)
+        written = sum(evicted.values()) + appended
+        if written > 0.0:
+            system.datafiles.set_write_page_hit(
+                (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended) / written)
         self.os_hits = 0
 
     def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[bool]:

@@ -14,6 +14,14 @@ often it is touched per transaction, and what share of the touches change it. Th
   dirty at a checkpoint with probability 1 - exp(-c n) (changes as a Poisson stream; repeated
   changes between two checkpoints cost one write).
 
+The OS page cache caches pages, not database blocks: where a page holds several blocks
+(`page_blocks`: 8 KB Solaris pages on UltraSPARC over 2 KB Oracle blocks hold 4), level 2
+is solved over pages of consecutive blocks (`sim.analytic.che_two_level_grouped`): a cold
+block sharing a page with hot ones rides along, and a page holding one wanted block spends
+a whole page of memory on it. `write_os_hit` is then the chance that the page of a block
+DBWR writes is still in the page cache (else a buffered write of a part of a page must
+first read the page).
+
 Sessions then draw, per transaction and segment, how many touches miss (binomial): what
 used to be a single CPU burst becomes bursts separated by 'db file sequential read'.
 """
@@ -24,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.analytic import che_two_level_hits
+from sim.analytic import che_two_level_grouped, che_two_level_hits
 
 
 @dataclass(frozen=True)
@@ -51,18 +59,22 @@ class SegmentOdds:
     miss: float          # P(a touch misses the buffer cache)
     os_hit: float        # P(a miss is found in the OS page cache)
     writes_per_tx: float  # dirty blocks written by DBWR per transaction
+    write_os_hit: float = 0.0  # P(the page of a block DBWR writes is in the OS page cache)
 
 
 class BufferCache:
     """Hit and write figures for every segment, for a cache of `blocks` buffers over an OS
     cache of `os_blocks` (0: the file system does not cache)."""
 
-    def __init__(self, segments: list[Segment], blocks: float, os_blocks: float = 0.0):
+    def __init__(self, segments: list[Segment], blocks: float, os_blocks: float = 0.0, page_blocks: int = 1):
         self.segments = segments
         self.blocks, self.os_blocks = blocks, os_blocks
         rates = np.concatenate([s.rates for s in segments])
         counts = np.concatenate([s.counts for s in segments])
-        h1, h2 = che_two_level_hits(rates, blocks, max(os_blocks, 0.0), counts=counts)
+        if page_blocks > 1 and os_blocks > 0.0:
+            h1, h2 = _paged_hits(segments, blocks, os_blocks / page_blocks, page_blocks)
+        else:
+            h1, h2 = che_two_level_hits(rates, blocks, max(os_blocks, 0.0), counts=counts)
         self.odds: dict[str, SegmentOdds] = {}
         self._hits: dict[str, np.ndarray] = {}
         start = 0
@@ -78,10 +90,13 @@ class BufferCache:
             p, u = 1.0 - a, s.update_share
             with np.errstate(invalid="ignore", divide="ignore"):
                 clean = np.where(p > 0.0, p * (1.0 - u) / (1.0 - (1.0 - p) * (1.0 - u)), 1.0)
+            written = miss_rate * (1.0 - clean) if u > 0.0 else np.zeros_like(miss_rate)
+            writes = float(written.sum())
             self.odds[s.name] = SegmentOdds(
                 miss=misses / total if total else 0.0,
                 os_hit=min(1.0, float(np.dot(miss_rate, b)) / misses) if misses else 0.0,   # rounding can pass 1
-                writes_per_tx=float(np.dot(miss_rate, 1.0 - clean)) if u > 0.0 else 0.0)
+                writes_per_tx=writes,
+                write_os_hit=min(1.0, float(np.dot(written, b)) / writes) if writes else 0.0)
 
     def checkpoint_writes(self, transactions: float) -> dict[str, float]:
         """Writes per transaction, per segment, of cached blocks that checkpoints every
@@ -97,3 +112,39 @@ class BufferCache:
         total = sum(s.touches for s in self.segments)
         missed = sum(s.touches * self.odds[s.name].miss for s in self.segments)
         return 1.0 - missed / total if total else 1.0
+
+
+def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int):
+    """(h1, h2) per bucket of every segment, level 2 over pages of `page_blocks` consecutive
+    blocks. A bucket of one rate (m identical blocks) becomes `page_blocks` items of m / P
+    blocks each sharing a unit of m / P pages; a per-block array (equal counts: one entry per
+    block position, `counts` copies of it, e.g. one per warehouse) is cut into runs of P."""
+    rates, counts, group, gcounts, back = [], [], [], [], []
+    start = ngroups = 0
+    for s in segments:
+        if len(s.rates) == 1:
+            m = float(s.counts[0]) / page_blocks
+            rates.append(np.full(page_blocks, float(s.rates[0])))
+            counts.append(np.full(page_blocks, m))
+            group.append(np.full(page_blocks, ngroups))
+            gcounts.append(np.array([m]))
+            back.append(np.array([start]))
+            ngroups += 1
+            start += page_blocks
+            continue
+        if not np.all(s.counts == s.counts[0]):
+            raise ValueError(f"segment {s.name!r}: pages need one entry per block position (equal counts)")
+        n = len(s.rates)
+        pages = -(-n // page_blocks)
+        pad = pages * page_blocks - n
+        rates.append(np.concatenate([s.rates, np.zeros(pad)]))
+        counts.append(np.full(n + pad, float(s.counts[0])))
+        group.append(ngroups + np.arange(n + pad) // page_blocks)
+        gcounts.append(np.full(pages, float(s.counts[0])))
+        back.append(start + np.arange(n))
+        ngroups += pages
+        start += n + pad
+    h1, h2 = che_two_level_grouped(np.concatenate(rates), blocks, os_pages, np.concatenate(group),
+                                   np.concatenate(counts), np.concatenate(gcounts))
+    idx = np.concatenate(back)
+    return h1[idx], h2[idx]

@@ -8,7 +8,10 @@ many I/O slave processes, each writing synchronously, one block at a time.
 
 When the backlog of dirty buffers not yet written passes FREE_BUFFER_LIMIT of the cache, a
 session that needs a free buffer for a read waits ("free buffer waits") until DBWR catches
-up. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
+up. A batch is written in file order (DBWR sorts the buffers it gathers by file and block,
+so that each file's writes go out together): where the file system gives every file a
+single-writer lock, the writers of a batch queue file after file behind one lock at a time,
+and each file's readers wait while its share of the batch drains. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
 FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free;
 INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
 WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch; TIMEOUT = 3 s, DBWR's
@@ -16,6 +19,8 @@ idle wake-up ("rdbms ipc message" timeout).
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 import simpy
 
@@ -42,6 +47,7 @@ class DatabaseWriter:
         self.dirtied_total = 0    # blocks ever handed over, and ever written (checkpoints, sim/db/checkpoint.py)
         self.written_total = 0
         self.progress: simpy.Event | None = None
+        self.order: deque = deque()   # files of the batch's buffers not yet issued, sorted
         env.process(self._run())
 
     def dirty(self, n: int) -> None:
@@ -85,16 +91,17 @@ class DatabaseWriter:
             yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
             self.pending -= n
             self.batch_left += n
+            self.order.extend(sorted(self.datafiles.pick_files(n)))
             self._issue()
 
     def _issue(self) -> None:
         while self.batch_left and self.in_flight < self.width:
             self.batch_left -= 1
             self.in_flight += 1
-            self.env.process(self._write())
+            self.env.process(self._write(self.order.popleft()))
 
-    def _write(self):
-        yield from self.datafiles.write()
+    def _write(self, file: int):
+        yield from self.datafiles.write(file)
         self.in_flight -= 1
         self.writes += 1
         self.written_total += 1

@@ -72,6 +72,8 @@ class MemorySpec:
                                     default=None)
     line_size: float = param("bytes moved per last-level cache miss (the LLC line)", kind="size", default="64 B",
                              positive=True)
+    page_size: float = param("base page size of the MMU as the OS uses it (the unit of the OS page cache)",
+                             kind="size", default="4 KB", positive=True)
     controllers: int | None = param("memory controllers or front-side buses the traffic queues at, each with an "
                                     "equal share of the total bandwidth (omit: one per socket)", default=None,
                                     minimum=1)

@@ -23,7 +23,15 @@ They differ in three ways that matter to a database:
   files. This is done by using the O_DSYNC" flag, S. Adams, Ixora, "Buffered I/O"), which 2.4
   treats as O_SYNC. There is no kernel AIO for files in 2.4.19.
   The datafiles are equal in size and every block is equally likely to be in any of them, so
-  each read and write picks its file uniformly.
+  each read and write picks its file uniformly (`pick_files`, for a writer that orders its
+  writes by file).
+- Pages: the page cache holds whole pages (8 KB on UltraSPARC). A read that misses it fills
+  the page (one page-sized disk read). A buffered write of less than a page into a page that
+  is not cached must first read the page (the file system cannot mark part of a page valid:
+  UFS wrip() faults the page in through segmap unless the write covers it whole), under the
+  file's write lock; `write_page_hit` is the chance the page is cached, from the cache model.
+  Cached Quick I/O writes directly ("direct-write, copy-behind", VERITAS Storage Foundation
+  for Oracle Administrator's Guide, "How Cached Quick I/O works"): no read before write.
 
 CPU constants (instructions on the I/O path, charged as sys time; estimates for Solaris 7):
 
@@ -59,12 +67,13 @@ class IoPath:
     file_lock: bool     # POSIX single-writer lock per file
     kaio: bool          # kernel async I/O possible
     readers_lock: bool = True   # reads take the file lock too (POSIX rwlock); False: writers only (Linux i_sem)
+    direct_writes: bool = False  # writes bypass the page cache even though reads use it (Cached Quick I/O)
 
 
 PATHS = {
     "raw":             IoPath("raw", False, False, False, True),
     "quick_io":        IoPath("quick_io", True, False, False, True),
-    "cached_quick_io": IoPath("cached_quick_io", True, True, False, True),
+    "cached_quick_io": IoPath("cached_quick_io", True, True, False, True, direct_writes=True),
     "vxfs_buffered":   IoPath("vxfs_buffered", True, True, True, False),
     "vxfs_direct":     IoPath("vxfs_direct", True, False, True, False),
     "ufs_buffered":    IoPath("ufs_buffered", True, True, True, False),
@@ -79,9 +88,16 @@ class FileSystem:
     """Datafiles on one volume through one I/O path."""
 
     def __init__(self, env: simpy.Environment, dispatcher, volume, path: IoPath, files: int,
-                 block_size: float, async_io: bool, rng):
+                 block_size: float, async_io: bool, rng, page_size: float = 4096.0):
         self.env, self.dispatcher, self.volume, self.path = env, dispatcher, volume, path
         self.block_size = block_size
+        self.page_size = page_size
+        self.page_blocks = max(1, int(page_size // block_size))
+        # a page-cache miss fills a whole page; a buffered write of part of a page may read it first
+        self.fill_bytes = max(block_size, page_size) if path.caches else block_size
+        self.partial_writes = path.caches and not path.direct_writes and block_size < page_size
+        self.write_page_hit = 1.0
+        self.pages_read_for_writes = 0
         self.rng = rng
         self.files = files
         self.locks = [RWLock(env) for _ in range(files)] if path.file_lock else []
@@ -112,24 +128,38 @@ class FileSystem:
             yield lock.acquire(False)
             self.lock_wait += self.env.now - t
         if not hit:
-            yield self.volume.submit("read", self.block_size)
+            yield self.volume.submit("read", self.fill_bytes)
         if lock is not None:
             lock.release(False)
 
-    def write(self):
-        """Generator: one block written through to disk (O_DSYNC), holding the file's lock."""
+    def pick_files(self, n: int) -> list[int]:
+        """The files of n blocks to write (uniform: equal files, blocks spread evenly)."""
+        return self.rng.integers(self.files, size=n).tolist()
+
+    def set_write_page_hit(self, p: float) -> None:
+        """The chance that the page of a written block is in the page cache (the cache model's)."""
+        self.write_page_hit = min(1.0, max(0.0, p))
+
+    def write(self, file: int | None = None):
+        """Generator: one block written through to disk (O_DSYNC), holding the file's lock
+        (on a buffered path first reading its page if that is not cached)."""
         self.writes += 1
         yield self.dispatcher.run(self.write_instructions, 1.0)
+        fill = self.partial_writes and (self.write_page_hit <= 0.0 or self.rng.random() >= self.write_page_hit)
+        lock = None
         if self.locks:
-            lock = self.locks[int(self.rng.integers(self.files))]
+            lock = self.locks[int(self.rng.integers(self.files)) if file is None else file % self.files]
             yield lock.acquire(True)
-            yield self.volume.submit("write", self.block_size)
+        if fill:
+            self.pages_read_for_writes += 1
+            yield self.volume.submit("read", self.page_size)
+        yield self.volume.submit("write", self.block_size)
+        if lock is not None:
             lock.release(True)
-        else:
-            yield self.volume.submit("write", self.block_size)
 
     def reset_stats(self) -> None:
         self.reads = self.writes = self.cache_hits = 0
+        self.pages_read_for_writes = 0
         self.lock_wait = 0.0
         for lock in self.locks:
             lock.reset_stats()
@@ -140,6 +170,7 @@ class FileSystem:
         write for its lock (ms)."""
         if not self.locks:
             return {}
+        fills = {"write_page_reads_pct": 100.0 * self.pages_read_for_writes / self.writes if self.writes else 0.0}
         st = [lock.stats() for lock in self.locks]
         reads = sum(s["read_acquires"] for s in st)
         writes = sum(s["write_acquires"] for s in st)
@@ -148,4 +179,5 @@ class FileSystem:
             "file_lock_readers_waiting": sum(s["readers_waiting"] for s in st),
             "file_lock_read_wait_ms": 1000.0 * sum(s["read_wait_total"] for s in st) / reads if reads else 0.0,
             "file_lock_write_wait_ms": 1000.0 * sum(s["write_wait_total"] for s in st) / writes if writes else 0.0,
+            **(fills if self.partial_writes else {}),
         }
