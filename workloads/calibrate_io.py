@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from sim.config import Source, param
 from sim.db.physical_io import AsyncReader
 from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, data_device, io_report
-from workloads.tpcc import misses_per_instruction
+from workloads.tpcc import run_server_code
 
 KNEE_GAIN = 0.05
 IOS_PER_FILE = 32
@@ -62,8 +62,7 @@ class Workload:
     def __init__(self, system, params: Params):
         self.system, self.params = system, params
         self.env = system.env
-        cpu = system.profile.cpu
-        system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        run_server_code(system)
         self.paths = build_read_paths(system, data_device(system.profile, params.device), params.database_size,
                                       "calibrate_io")
         self.limit = params.datafiles * IOS_PER_FILE

@@ -36,7 +36,7 @@ from sim.config import Source, param
 from sim.db.latches import (CBC_INSTRUCTIONS, CYCLES_PER_SPIN, LINES_PER_GET, LRU_INSTRUCTIONS, SPIN_COUNT,
                             LatchFamily, cbc_children, line_transfer, lru_children)
 from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
-from workloads.tpcc import misses_per_instruction
+from workloads.tpcc import run_server_code
 
 SQL_INSTRUCTIONS = 55_500.0       # fitted: haswell.slob_sga_vs_pga, direct-path row
 CACHE_INSTRUCTIONS = 28_800.0     # fitted: haswell.slob_sga_vs_pga, SGA row
@@ -127,8 +127,7 @@ class Workload:
         self.system, self.params = system, params
         self.env = system.env
         self.instance = system.instance
-        cpu = system.profile.cpu
-        system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        run_server_code(system)
         self.device = data_device(system.profile, params.device)
         self.paths = build_read_paths(system, self.device, params.schema_size, "slob")
         self.rng = system.rng("slob")

@@ -116,6 +116,12 @@ def misses_per_instruction(llc_size: float, cores_per_socket: int) -> float:
     return MPKI_REF / 1000.0 * (per_core / _LLC_REF_PER_CORE) ** -0.5
 
 
+def run_server_code(system) -> None:
+    """The shadow processes run Oracle's server code: its LLC miss rate on this CPU."""
+    cpu = system.profile.cpu
+    system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+
+
 class Workload:
     kind = "steady"
     primary = "tpm"
@@ -134,7 +140,7 @@ class Workload:
         self.path_length = INSTRUCTIONS_PER_GET * PATH_LENGTH[cpu.isa]
         self.client_share = CLIENT_SHARE if params.users_on_host else 0.0
         self.client_ws = CLIENT_WORKING_SET if params.users_on_host else 0.0
-        system.set_memory_behaviour(misses_per_instruction(cpu.llc_size, cpu.cores_per_socket))
+        run_server_code(system)
         # The memory account: the database fills the buffer cache; every user has a dedicated server,
         # and its own process too when it runs on the server.
         self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)

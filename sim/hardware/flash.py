@@ -21,7 +21,7 @@ import numpy as np
 import simpy
 
 from sim.hardware.profile import FlashArraySpec
-from sim.metrics import Level, Tally
+from sim.hardware.storage import DeviceStats
 
 
 class _Brick:
@@ -34,7 +34,7 @@ class _Brick:
         self.free_at = 0.0   # when the brick's ports finish the bytes already committed to them
 
 
-class FlashArray:
+class FlashArray(DeviceStats):
     """submit(kind, nbytes) -> event, like a disk volume; iostat-like statistics."""
 
     def __init__(self, env: simpy.Environment, name: str, spec: FlashArraySpec, rng: np.random.Generator):
@@ -49,12 +49,7 @@ class FlashArray:
         self._units: np.ndarray = np.empty(0)
         self._picks: np.ndarray = np.empty(0, dtype=np.int64)
         self._i = self._block
-        # statistics (the names the run's iostat collection reads)
-        self.ios = 0
-        self.bytes = 0.0
-        self.util = Level(env)      # fraction of all channels busy
-        self.response = Tally()     # submit to completion, as the host sees it
-        self.service = Tally()      # channel service alone
+        self._init_stats(env)       # util: the fraction of all channels busy
         self.disks = [self]         # one logical device for iostat
 
     @property
@@ -114,10 +109,3 @@ class FlashArray:
         self.bytes += nbytes
         self.response.add(self.env.now - arrived)
         ev.succeed()
-
-    def reset_stats(self) -> None:
-        self.ios = 0
-        self.bytes = 0.0
-        self.util.reset()
-        self.response.reset()
-        self.service.reset()

@@ -17,7 +17,29 @@ from sim.hardware.profile import DiskSpec
 from sim.metrics import Level, Tally
 
 
-class Disk:
+class DeviceStats:
+    """The iostat view of a device: I/Os, bytes, busy level, response and service times.
+
+    Drives and flash arrays keep the same counters under the same names, which the run's
+    iostat collection reads; the warm-up is deleted with reset_stats().
+    """
+
+    def _init_stats(self, env: simpy.Environment) -> None:
+        self.ios = 0
+        self.bytes = 0.0
+        self.util = Level(env)
+        self.response = Tally()     # submit to completion, as the host sees it
+        self.service = Tally()      # service alone
+
+    def reset_stats(self) -> None:
+        self.ios = 0
+        self.bytes = 0.0
+        self.util.reset()
+        self.response.reset()
+        self.service.reset()
+
+
+class Disk(DeviceStats):
     """One drive with its queue, served in arrival order (FCFS) or by the elevator.
 
     Service time (Stallings, Computer Organization and Architecture, 6.1):
@@ -55,12 +77,7 @@ class Disk:
         self.curve = spec.full_seek is not None
         self.streams: OrderedDict[float, None] = OrderedDict()  # end offsets of prefetching streams
         self.prefetch_hits = 0
-        # statistics
-        self.ios = 0
-        self.bytes = 0.0
-        self.util = Level(env)
-        self.response = Tally()
-        self.service = Tally()
+        self._init_stats(env)
 
     def seek_time(self, distance: float) -> float:
         """Seek over `distance` (fraction of the full stroke, 0..1)."""
@@ -146,13 +163,6 @@ class Disk:
         self.response.add(self.env.now - arrived)
         ev.succeed()
         self._next()
-
-    def reset_stats(self) -> None:
-        self.ios = 0
-        self.bytes = 0.0
-        self.util.reset()
-        self.response.reset()
-        self.service.reset()
 
 
 class Controller:
