@@ -23,23 +23,20 @@ from dataclasses import dataclass
 
 from sim.config import param
 from sim.db.px import PxStatement
-from workloads.batch import MB, BatchWorkload, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
 
 INSTRUCTIONS_PER_MB = 6e6
 PRODUCER_SHARE = 1.0 / 3.0
 CACHED_READ_INSTRUCTIONS_PER_MB = 2e6
 SYS_SHARE = 0.1
 MPKI = 4.0
-CALIBRATED_IO_RATE = 200.0 * MB     # Oracle default max_pmbps without I/O calibration
 
 
 @dataclass(frozen=True, kw_only=True)
-class Params:
+class Params(StatementParams):
     table_size: float = param("size of the source table", kind="size", default="15 GB", positive=True)
     source_device: str = param("storage device of the source table", default="array")
     target_device: str = param("storage device of the new table", default="array")
-    dop: int | None = param("fixed degree of parallelism (omit: the instance's policy decides)",
-                            default=None, minimum=1)
     read_size: float = param("bytes per direct-path read", kind="size", default="1 MB", positive=True)
     in_memory: bool | None = param("read the source from the buffer cache (omit: In-Memory PX, i.e. under "
                                    "parallel_degree_policy=auto when the table fits in the buffer cache)",
@@ -59,12 +56,9 @@ class _Cached:
         return self.env.timeout(0.0)
 
 
-class Workload(BatchWorkload):
+class Workload(ParallelStatement):
     def __init__(self, system, params: Params):
-        super().__init__(system, params)
-        system.set_memory_behaviour(MPKI / 1000.0)
-        self.total_bytes = params.table_size
-        self.dop_used = 1
+        super().__init__(system, params, mpki=MPKI, total_bytes=params.table_size)
         inst = system.instance
         cache = inst.spec.db_cache
         fits = cache is None or params.table_size <= cache
@@ -73,9 +67,6 @@ class Workload(BatchWorkload):
 
     def job(self):
         p, inst = self.params, self.instance
-        serial = p.table_size / CALIBRATED_IO_RATE + p.table_size / MB * INSTRUCTIONS_PER_MB / self.strand_rate()
-        dop = yield from inst.px.acquire(inst.px.dop(2, serial, p.dop), 2)
-        self.dop_used = dop
         produce = INSTRUCTIONS_PER_MB * PRODUCER_SHARE
         device = self.system.devices[p.source_device]
         if self.in_memory:
@@ -89,11 +80,11 @@ class Workload(BatchWorkload):
             yield from session.io(target, "write", nbytes, None, "direct path write")
             self.done_bytes += nbytes
 
-        stmt = PxStatement(inst, dop=dop, device=device, segment_offset=0.0, segment_bytes=p.table_size,
-                           read_size=p.read_size, read_event="direct path read", message_bytes=MB,
-                           produce_instructions_per_mb=produce, consume=consume, sys_share=SYS_SHARE)
-        yield from stmt.run()
-        inst.px.release(dop, 2)
+        def statement(dop):
+            return PxStatement(inst, dop=dop, device=device, segment_offset=0.0, segment_bytes=p.table_size,
+                               read_size=p.read_size, read_event="direct path read", message_bytes=MB,
+                               produce_instructions_per_mb=produce, consume=consume, sys_share=SYS_SHARE)
+        yield from self.run_parallel(p.table_size, p.table_size / MB * INSTRUCTIONS_PER_MB, statement)
 
     def report(self, span: float) -> dict:
-        return {**super().report(span), "dop": self.dop_used, "in_memory": self.in_memory}
+        return {**super().report(span), "in_memory": self.in_memory}
