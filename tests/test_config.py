@@ -88,6 +88,11 @@ def test_strands_not_a_multiple_of_pipelines(tmp_path):
     assert e.path == "cpu.strands_per_core" and "multiple of pipelines_per_core (3)" in e.problem
 
 
+def test_asm_normal_redundancy_needs_two_drives(tmp_path):
+    e = error_of(tmp_path, lambda d: d["storage"]["disk_groups"]["array"].__setitem__("count", 1))
+    assert e.path == "storage.disk_groups.array.count" and "at least 2 drives" in e.problem
+
+
 def test_no_storage_is_refused(tmp_path):
     e = error_of(tmp_path, lambda d: d.__setitem__("storage", {"disk_groups": {}}))
     assert "storage" in e.path and "at least one" in e.problem

@@ -112,3 +112,35 @@ def test_small_volume_keeps_heads_in_a_band():
                 + rot / 2 + 2048 / CURVE.media_rate)
     assert band == pytest.approx(expected, rel=0.04)
     assert band < 0.8 * full
+
+
+def test_asm_normal_redundancy_writes_twice_reads_once():
+    """ASM normal redundancy: a write lands on two drives and crosses the controller twice, a read
+    once, and the group holds half its raw capacity."""
+    from sim.hardware.storage import Controller
+    mb = 2.0**20
+
+    def run(kind):
+        env = simpy.Environment()
+        disks = [Disk(env, f"d{i}", SPEC, np.random.default_rng(30 + i)) for i in range(6)]
+        ctrl = Controller(env, "c", 100 * mb)
+        vol = Volume(env, "v", disks, np.random.default_rng(9), "normal", mb, [ctrl])
+
+        def stream():
+            for i in range(64):
+                yield vol.submit(kind, mb, i * mb)
+        env.process(stream())
+        env.run()
+        return vol, disks, ctrl, env.now
+    wvol, wdisks, wctrl, wtime = run("write")
+    rvol, rdisks, rctrl, rtime = run("read")
+    assert wvol.capacity == pytest.approx(3 * SPEC.capacity)
+    assert sum(d.bytes for d in wdisks) == pytest.approx(2 * 64 * mb)
+    assert wctrl.bytes == pytest.approx(2 * 64 * mb) and rctrl.bytes == pytest.approx(64 * mb)
+    assert sum(d.bytes for d in rdisks) == pytest.approx(64 * mb)
+    # a piece and its mirror sit on different drives (failure groups)
+    env = simpy.Environment()
+    pair = [Disk(env, f"p{i}", SPEC, np.random.default_rng(40 + i)) for i in range(2)]
+    Volume(env, "p", pair, np.random.default_rng(9), "normal", mb).submit("write", mb, 0.0)
+    env.run()
+    assert [d.bytes for d in pair] == [mb, mb]

@@ -2,13 +2,23 @@
 
 A batch workload sets `self.done` when its job ends, tells the run how far it has got
 (`progress`), and reports the instance's parallel figures beside its own.
+
+A parallel statement (create index, CTAS) also shares how it gets its servers: the optimizer
+estimates the serial run (the scan at CALIBRATED_IO_RATE plus the CPU at one strand's speed,
+system statistics), the instance's DOP policy turns that into a degree, and the statement
+holds two server sets (producers and consumers) while it runs.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import simpy
 
+from sim.config import param
+
 MB = 1024.0 * 1024.0
+CALIBRATED_IO_RATE = 200.0 * MB     # Oracle 11.2.0.2 default max_pmbps when I/O calibration has not run
 
 
 def device_checker(*keys: str):
@@ -26,12 +36,15 @@ class BatchWorkload:
     kind = "batch"
     primary = "elapsed"
 
-    def __init__(self, system, params):
+    def __init__(self, system, params, *, mpki: float, total_bytes: float):
+        """`mpki`: last-level cache misses per 1000 instructions of the job's code; `total_bytes`:
+        the work `progress` counts against."""
         self.system, self.params = system, params
         self.env = system.env
         self.instance = system.instance
         self.done = simpy.Event(self.env)
-        self.total_bytes = 1.0
+        system.set_memory_behaviour(mpki / 1000.0)
+        self.total_bytes = total_bytes
         self.done_bytes = 0.0
 
     def start(self) -> None:
@@ -53,3 +66,31 @@ class BatchWorkload:
     def strand_rate(self) -> float:
         """Instructions per second of one strand alone: what the optimizer's CPU speed measures."""
         return self.system.cpu.groups[0].rates[1]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatementParams:
+    """What a user may say of any parallel statement, whatever it does."""
+    dop: int | None = param("fixed degree of parallelism (omit: the instance's policy decides)",
+                            default=None, minimum=1)
+
+
+class ParallelStatement(BatchWorkload):
+    """A batch job that is one parallel statement over a producer and a consumer set."""
+
+    def __init__(self, system, params, *, mpki: float, total_bytes: float):
+        super().__init__(system, params, mpki=mpki, total_bytes=total_bytes)
+        self.dop_used = 1
+
+    def run_parallel(self, scan_bytes: float, instructions: float, statement):
+        """Generator: size the DOP (the params' fixed `dop`, else the policy), get the servers,
+        run `statement(dop)` (a PxStatement), release them."""
+        px = self.instance.px
+        serial = scan_bytes / CALIBRATED_IO_RATE + instructions / self.strand_rate()
+        dop = yield from px.acquire(px.dop(2, serial, self.params.dop), 2)
+        self.dop_used = dop
+        yield from statement(dop).run()
+        px.release(dop, 2)
+
+    def report(self, span: float) -> dict:
+        return {**super().report(span), "dop": self.dop_used}

@@ -20,8 +20,7 @@ Constants (each with its source or the single published row it was fitted to):
 - SYS_SHARE = 0.4: kernel share of the servers' CPU (PX messaging IPC, read system calls);
   fitted to the same row's sys column.
 - MPKI = 4: last-level cache misses per 1000 instructions of a sort/scan: an estimate.
-- Auto DOP's serial estimate: the table read at 200 MB/s (Oracle's max_pmbps when I/O
-  calibration has not been run, 11.2.0.2) plus the CPU at one strand's speed (system stats).
+- Auto DOP's serial estimate: as every parallel statement's (workloads/batch.py).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 
 from sim.config import param
 from sim.db.px import PxStatement
-from workloads.batch import MB, BatchWorkload, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
 
 ROW_BYTES = 700.0
 KEY_BYTES = 60.0
@@ -38,16 +37,13 @@ INSTRUCTIONS_PER_ROW = 800_000.0    # fitted: tseries.create_index, parallel_ser
 PRODUCER_SHARE = 0.1
 SYS_SHARE = 0.4                     # fitted: tseries.create_index, parallel_servers_target=32, sys
 MPKI = 4.0
-CALIBRATED_IO_RATE = 200.0 * MB     # Oracle default max_pmbps without I/O calibration
 
 
 @dataclass(frozen=True, kw_only=True)
-class Params:
+class Params(StatementParams):
     table_size: float = param("size of the table indexed", kind="size", default="2 GB", positive=True)
     table_device: str = param("storage device of the table's tablespace (CUST_0)", default="array")
     index_device: str = param("storage device of the index's tablespace", default="array")
-    dop: int | None = param("fixed degree of parallelism (omit: the instance's policy decides)",
-                            default=None, minimum=1)
     read_size: float = param("bytes per read of the scan", kind="size", default="8 KB", positive=True)
     write_size: float = param("bytes per direct-path write of the index", kind="size", default="1 MB",
                               positive=True)
@@ -56,21 +52,13 @@ class Params:
 check_scenario = device_checker("table_device", "index_device")
 
 
-class Workload(BatchWorkload):
+class Workload(ParallelStatement):
     def __init__(self, system, params: Params):
-        super().__init__(system, params)
-        system.set_memory_behaviour(MPKI / 1000.0)
-        self.total_bytes = params.table_size
+        super().__init__(system, params, mpki=MPKI, total_bytes=params.table_size)
         self.rows = params.table_size / ROW_BYTES
-        self.dop_used = 1
 
     def job(self):
         p, inst = self.params, self.instance
-        instructions = self.rows * INSTRUCTIONS_PER_ROW
-        serial = p.table_size / CALIBRATED_IO_RATE + instructions / self.strand_rate()
-        want = inst.px.dop(2, serial, p.dop)
-        dop = yield from inst.px.acquire(want, 2)
-        self.dop_used = dop
         per_mb_rows = MB / ROW_BYTES
         produce = INSTRUCTIONS_PER_ROW * PRODUCER_SHARE * per_mb_rows
         consume_ipm = INSTRUCTIONS_PER_ROW * (1.0 - PRODUCER_SHARE) * per_mb_rows
@@ -87,12 +75,10 @@ class Workload(BatchWorkload):
                 yield from session.io(index_device, "write", n, None, "direct path write")
                 left -= n
 
-        stmt = PxStatement(inst, dop=dop, device=self.system.devices[p.table_device], segment_offset=0.0,
-                           segment_bytes=p.table_size, read_size=p.read_size, read_event="db file sequential read",
-                           message_bytes=MB, produce_instructions_per_mb=produce, consume=consume, finish=finish,
-                           sys_share=SYS_SHARE)
-        yield from stmt.run()
-        inst.px.release(dop, 2)
-
-    def report(self, span: float) -> dict:
-        return {**super().report(span), "dop": self.dop_used}
+        def statement(dop):
+            return PxStatement(inst, dop=dop, device=self.system.devices[p.table_device], segment_offset=0.0,
+                               segment_bytes=p.table_size, read_size=p.read_size,
+                               read_event="db file sequential read", message_bytes=MB,
+                               produce_instructions_per_mb=produce, consume=consume, finish=finish,
+                               sys_share=SYS_SHARE)
+        yield from self.run_parallel(p.table_size, self.rows * INSTRUCTIONS_PER_ROW, statement)

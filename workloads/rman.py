@@ -87,10 +87,9 @@ def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tu
 
 class Workload(BatchWorkload):
     def __init__(self, system, params: Params):
-        super().__init__(system, params)
-        system.set_memory_behaviour(MPKI / 1000.0)
-        self.sizes = tuple(float(s) for s in params.datafiles_mb)
-        self.total_bytes = sum(self.sizes) * MB
+        sizes = tuple(float(s) for s in params.datafiles_mb)
+        super().__init__(system, params, mpki=MPKI, total_bytes=sum(sizes) * MB)
+        self.sizes = sizes
         starts, pos = [], 0.0
         for s in self.sizes:
             starts.append(pos)

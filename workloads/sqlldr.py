@@ -65,9 +65,7 @@ check_scenario = device_checker("input_device", "table_device")
 
 class Workload(BatchWorkload):
     def __init__(self, system, params: Params):
-        super().__init__(system, params)
-        system.set_memory_behaviour(MPKI / 1000.0)
-        self.total_bytes = params.data_size
+        super().__init__(system, params, mpki=MPKI, total_bytes=params.data_size)
 
     def job(self):
         p = self.params

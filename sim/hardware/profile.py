@@ -124,12 +124,18 @@ class DiskGroupSpec:
     queue: Literal["fcfs", "elevator"] = param("order in which a drive serves its queue: arrival order, or "
                                                "the elevator (the driver's disksort / tagged queueing)",
                                                default="fcfs")
-    layout: Literal["stripe", "mirror", "raid5"] = param("how the volume manager lays the group out",
-                                                         default="stripe")
+    layout: Literal["stripe", "mirror", "raid5", "normal"] = param(
+        "how the volume manager lays the group out (normal: ASM normal redundancy, striped with every "
+        "extent mirrored on a partner drive)", default="stripe")
     stripe_unit: float = param("stripe unit (ASM: allocation unit)", kind="size", default="1 MB", positive=True)
     volume_size: float | None = param("size of the volume built on the group (omit: all of it); a small volume "
                                       "keeps the heads on a band of each drive", kind="size", default=None,
                                       positive=True)
+
+    def check(self, src: Source) -> None:
+        if self.layout == "normal" and self.count < 2:
+            raise src.at("count").bad(self.count, "at least 2 drives: ASM normal redundancy mirrors each "
+                                      "extent on another failure group")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -186,7 +186,11 @@ class Volume:
 
     layout 'stripe': RAID0 / VxVM stripe / ASM (stripe unit = allocation unit); 'mirror':
     RAID1 (reads from the shorter queue, writes to all); 'raid5': striped with rotating parity,
-    a small write costs two reads then two writes (Stallings). An I/O without an offset
+    a small write costs two reads then two writes (Stallings); 'normal': ASM normal redundancy,
+    striped like 'stripe' with each allocation unit's mirror copy on a partner drive in the
+    other half of the group (another failure group): the host writes every piece twice, through
+    the controller each time, and reads the primary copy (Oracle ASM Administrator's Guide,
+    "Mirroring, Redundancy, and Failure Group Options"). An I/O without an offset
     lands at a uniformly random offset, as random OLTP I/O does. A volume of `size` smaller
     than its disks occupies the start of each: its heads stay within that band.
     """
@@ -202,6 +206,8 @@ class Volume:
         data_disks = len(disks) - 1 if layout == "raid5" and len(disks) > 1 else len(disks)
         if layout == "mirror":
             data_disks = 1
+        elif layout == "normal":
+            data_disks = len(disks) / 2
         full = data_disks * disks[0].spec.capacity
         self.capacity = min(size, full) if size else full
         band = self.capacity / full
@@ -233,7 +239,7 @@ class Volume:
         offset tells each drive where on it the piece lies (drive read-ahead needs it)."""
         self.ios += 1
         self.bytes += nbytes
-        located = offset is not None and self.layout == "stripe"
+        located = offset is not None and self.layout in ("stripe", "normal")
         if offset is None:
             offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
         if self.layout == "mirror":
@@ -260,6 +266,10 @@ class Volume:
         if self.layout == "raid5" and kind == "write":
             return self._raid5_write(offset, parts, sequential)
         evs = [self._disk_io(d, kind, b, sequential, loc, located) for d, (b, loc) in parts.items()]
+        if self.layout == "normal" and kind == "write":
+            partner = len(self.disks) // 2 or 1
+            evs += [self._disk_io((d + partner) % len(self.disks), kind, b, sequential, loc)
+                    for d, (b, loc) in parts.items()]
         return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
 
     def _raid5_write(self, offset: float, parts: dict[int, list[float]], sequential: bool) -> simpy.Event:
