@@ -111,16 +111,17 @@ class Disk(DeviceStats):
         return hit
 
     def submit(self, kind: str, nbytes: float, sequential: bool = False,
-               position: float | None = None, offset: float | None = None) -> simpy.Event:
+               position: float | None = None, offset: float | None = None, then=None) -> simpy.Event | None:
         """Queue an I/O at `position` (fraction of the stroke; omitted: a random place in the
-        band holding data) and return the event that fires when it completes. With an offset
-        (bytes into this drive, known to the caller) a read may hit the drive's read-ahead."""
-        ev = simpy.Event(self.env)
+        band holding data) and return the event that fires when it completes; or, given `then`,
+        call it at completion instead (a volume chaining the bus transfer saves an event). With
+        an offset (bytes into this drive, known to the caller) a read may hit the read-ahead."""
+        ev = simpy.Event(self.env) if then is None else then
         if offset is not None and kind == "read" and self.spec.cache_segments:
             sequential = sequential or self._prefetch_hit(offset, nbytes)
         if position is None and not sequential and self.curve:
             position = self.rng.uniform(0.0, self.band)
-        req = (kind, nbytes, sequential, ev, self.env.now, position)
+        req = (kind, nbytes, sequential, ev, self.env.now, position)   # ev: an Event or `then`
         if self.elevator and position is not None:
             self._seq += 1
             bisect.insort(self._sorted, (position, self._seq, req))
@@ -156,12 +157,15 @@ class Disk(DeviceStats):
         done = self.env.timeout(s)
         done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, s))
 
-    def _finish(self, ev: simpy.Event, arrived: float, nbytes: float, service: float) -> None:
+    def _finish(self, ev, arrived: float, nbytes: float, service: float) -> None:
         self.ios += 1
         self.bytes += nbytes
         self.service.add(service)
         self.response.add(self.env.now - arrived)
-        ev.succeed()
+        if isinstance(ev, simpy.Event):
+            ev.succeed()
+        else:
+            ev()
         self._next()
 
 
@@ -220,18 +224,13 @@ class Volume:
                  located: bool = False):
         disk = self.disks[index]
         position = None if local is None else min(1.0, local / disk.spec.capacity)
-        ev = disk.submit(kind, nbytes, sequential, position, local if located else None)
-        if self.controllers:
-            ctrl = self.controllers[index % len(self.controllers)]
-            return self._then(ev, lambda: ctrl.transfer(nbytes))
-        return ev
-
-    def _then(self, first: simpy.Event, make_next):
+        if not self.controllers:
+            return disk.submit(kind, nbytes, sequential, position, local if located else None)
+        ctrl = self.controllers[index % len(self.controllers)]
         done = simpy.Event(self.env)
-
-        def chain(_e):
-            make_next().callbacks.append(lambda _e2: done.succeed())
-        first.callbacks.append(chain)
+        # the drive's completion books the bus transfer directly; the caller waits for the transfer
+        disk.submit(kind, nbytes, sequential, position, local if located else None,
+                    then=lambda: ctrl.transfer(nbytes).callbacks.append(lambda _e: done.succeed()))
         return done
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
