@@ -299,8 +299,9 @@ def test_two_level_not_better_than_one_big_cache(alpha, c1, c2, method):
     assert h1 + h2 <= che_hit_ratio(r, c1 + c2) + 1e-9
 
 
-def _two_level_lru(p, c1, c2, requests, rng):
-    """Exact cascade: an L1 LRU whose misses go to an L2 LRU (a miss fills both)."""
+def _two_level_lru(p, c1, c2, requests, rng, group=None):
+    """Exact cascade: an L1 LRU whose misses go to an L2 LRU (a miss fills both). With `group`,
+    L2 caches groups (pages) of L1's items (blocks): item x lives in L2 unit group[x]."""
     seq = rng.choice(p.size, size=requests, p=p).tolist()
     l1: OrderedDict[int, None] = OrderedDict()
     l2: OrderedDict[int, None] = OrderedDict()
@@ -314,11 +315,12 @@ def _two_level_lru(p, c1, c2, requests, rng):
         l1[x] = None
         if len(l1) > c1:
             l1.popitem(last=False)
-        if x in l2:
-            l2.move_to_end(x)
+        g = x if group is None else group[x]
+        if g in l2:
+            l2.move_to_end(g)
             hit2 += i >= warm
         else:
-            l2[x] = None
+            l2[g] = None
             if len(l2) > c2:
                 l2.popitem(last=False)
     return hit1 / (requests - warm), hit2 / (requests - warm)
@@ -339,31 +341,6 @@ def test_two_level_vs_exact_cascade(c1, c2):
         assert che_two_level(ZIPF, c1, c2, method="irm")[1] == pytest.approx(s2, abs=0.03)
 
 
-def _paged_lru(p, group, c1, c2, requests, rng):
-    """Exact cascade whose L2 caches groups (pages) of L1's items (blocks)."""
-    seq = rng.choice(p.size, size=requests, p=p).tolist()
-    l1: OrderedDict[int, None] = OrderedDict()
-    l2: OrderedDict[int, None] = OrderedDict()
-    warm = requests // 5
-    hit2 = 0
-    for i, x in enumerate(seq):
-        if x in l1:
-            l1.move_to_end(x)
-            continue
-        l1[x] = None
-        if len(l1) > c1:
-            l1.popitem(last=False)
-        g = group[x]
-        if g in l2:
-            l2.move_to_end(g)
-            hit2 += i >= warm
-        else:
-            l2[g] = None
-            if len(l2) > c2:
-                l2.popitem(last=False)
-    return hit2 / (requests - warm)
-
-
 @pytest.mark.parametrize("c1, c2", [(200, 150), (200, 400), (100, 600)])
 def test_paged_second_level_vs_exact_cascade(c1, c2):
     """8 KB pages over 2 KB blocks: 4 blocks (shuffled Zipf popularity) share an L2 unit.
@@ -376,7 +353,7 @@ def test_paged_second_level_vs_exact_cascade(c1, c2):
     rng.shuffle(p)
     p /= p.sum()
     group = np.arange(p.size) // 4
-    s2 = _paged_lru(p, group, c1, c2, 150_000, rng)
+    _s1, s2 = _two_level_lru(p, c1, c2, 150_000, rng, group)
     h1, h2 = che_two_level_grouped(p, c1, c2, group)
     assert float(p @ ((1.0 - h1) * h2)) == pytest.approx(s2, abs=0.02)
     # groups of one item are che_two_level_hits exactly
