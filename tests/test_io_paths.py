@@ -141,16 +141,18 @@ def test_no_read_before_write_when_cached_or_written_directly(path, page_hit):
     assert disk.log == [(0.0, "write", 2048)]
 
 
-def test_dbwr_writes_a_batch_in_file_order():
-    from sim.db.dbwr import DatabaseWriter
+def test_dbwr_writes_a_backlog_in_bounded_batches_each_in_file_order():
+    """600 dirty buffers at once: one batch of WRITE_BATCH, then the rest, each sorted by file."""
+    from sim.db.dbwr import WRITE_BATCH, DatabaseWriter
     from sim.metrics import WaitEvents
 
     class Files:
         def __init__(self, env):
-            self.env, self.order = env, []
+            self.env, self.order, self.batches = env, [], []
             self.rng = np.random.default_rng(3)
 
         def pick_files(self, n):
+            self.batches.append(n)
             return self.rng.integers(7, size=n).tolist()
 
         def write(self, file):
@@ -161,4 +163,6 @@ def test_dbwr_writes_a_batch_in_file_order():
     dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
     dbwr.dirty(600)
     env.run(until=10.0)
-    assert len(files.order) == 600 and files.order == sorted(files.order)
+    first, rest = files.order[:WRITE_BATCH], files.order[WRITE_BATCH:]
+    assert files.batches == [WRITE_BATCH, 600 - WRITE_BATCH] and len(files.order) == 600
+    assert first == sorted(first) and rest == sorted(rest) and rest != sorted(files.order)[WRITE_BATCH:]

@@ -14,7 +14,8 @@ single-writer lock, the writers of a batch queue file after file behind one lock
 and each file's readers wait while its share of the batch drains. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
 FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free;
 INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
-WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch; TIMEOUT = 3 s, DBWR's
+WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch, the most DBWR gathers
+into one batch (a larger backlog is written batch after batch); TIMEOUT = 3 s, DBWR's
 idle wake-up ("rdbms ipc message" timeout).
 """
 
@@ -87,7 +88,7 @@ class DatabaseWriter:
             yield self.wakeup | env.timeout(TIMEOUT)
             if not self.pending or self.batch_left:
                 continue   # nothing to do, or the last batch is still being written
-            n = self.pending
+            n = min(self.pending, WRITE_BATCH)   # a backlog goes out batch by batch, never as one
             yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
             self.pending -= n
             self.batch_left += n
