@@ -36,6 +36,8 @@ class System:
             # A disk group is one volume over all its drives (by default striped in 1 MB units, as ASM).
             self.devices[name] = Volume(env, name, disks, self.rng(f"volume:{name}"), group.layout,
                                         group.stripe_unit, ctrls, group.volume_size)
+            if group.write_cache_size is not None:
+                self.devices[name].attach_cache(group.write_cache_size)
         for name, array in profile.storage.flash_arrays.items():
             self.devices[name] = FlashArray(env, name, array, self.rng(f"flash:{name}"))
         # operating system

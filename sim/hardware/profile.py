@@ -131,6 +131,10 @@ class DiskGroupSpec:
     volume_size: float | None = param("size of the volume built on the group (omit: all of it); a small volume "
                                       "keeps the heads on a band of each drive", kind="size", default=None,
                                       positive=True)
+    write_cache_size: float | None = param("the array controller's battery-backed write-back cache: it acknowledges "
+                                           "writes while it has room and destages them to the drives at their speed "
+                                           "(omit: no controller cache; writes cost what the drives' write_cache "
+                                           "says)", kind="size", default=None, positive=True)
 
     def check(self, src: Source) -> None:
         if self.layout == "normal" and self.count < 2:

@@ -14,6 +14,7 @@ import numpy as np
 import simpy
 
 from sim.hardware.profile import DiskSpec
+from sim.hardware.write_cache import WriteBackCache
 from sim.metrics import Level, Tally
 
 
@@ -65,6 +66,7 @@ class Disk(DeviceStats):
             raise ValueError(f"queue discipline must be 'fcfs' or 'elevator', got {queue!r}")
         self.env, self.name, self.spec, self.rng = env, name, spec, rng
         self.overhead = overhead
+        self.write_back = spec.write_cache   # off behind a controller's write-back cache (sim/hardware/write_cache.py)
         self.elevator = queue == "elevator"
         self.band = band  # fraction of the stroke holding data (a volume smaller than the drives)
         self.queue: deque = deque()
@@ -89,7 +91,7 @@ class Disk(DeviceStats):
 
     def service_time(self, kind: str, nbytes: float, sequential: bool, position: float | None = None) -> float:
         t = self.overhead + nbytes / self.spec.media_rate
-        if kind == "write" and self.spec.write_cache:
+        if kind == "write" and self.write_back:
             return t
         if not sequential:
             if position is None:
@@ -217,6 +219,7 @@ class Volume:
         band = self.capacity / full
         for d in disks:
             d.band = band
+        self.cache = None   # a controller's write-back cache, if attach_cache() gave one
         self.ios = 0
         self.bytes = 0.0
 
@@ -233,14 +236,27 @@ class Volume:
                     then=lambda: ctrl.transfer(nbytes).callbacks.append(lambda _e: done.succeed()))
         return done
 
-    def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
+    def attach_cache(self, size: float) -> None:
+        """Put a controller write-back cache of `size` bytes in front of the drives: writes land
+        there and reach the drives at destage, paying positioning (the drives' own write caches off)."""
+        for d in self.disks:
+            d.write_back = False
+        self.cache = WriteBackCache(self.env, self, size)
+
+    def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
+               through: bool = False) -> simpy.Event:
         """An I/O at an offset into the volume (None: a random one). A striped volume given an
-        offset tells each drive where on it the piece lies (drive read-ahead needs it)."""
-        self.ios += 1
-        self.bytes += nbytes
+        offset tells each drive where on it the piece lies (drive read-ahead needs it). With a
+        write-back cache a write lands in the cache; `through` is the cache's destage."""
+        caching = kind == "write" and self.cache is not None
+        if not (caching and through):
+            self.ios += 1
+            self.bytes += nbytes
         located = offset is not None and self.layout in ("stripe", "normal")
         if offset is None:
             offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
+        if caching and not through:
+            return self.cache.write(nbytes, offset, sequential)
         if self.layout == "mirror":
             if kind == "read":
                 i = min(range(len(self.disks)), key=lambda k: self.disks[k].queued() + self.disks[k].busy)
@@ -262,9 +278,12 @@ class Volume:
             part = parts.setdefault(disk, [0.0, local])
             part[0] += chunk
             pos += chunk
-        if self.layout == "raid5" and kind == "write":
+        if self.layout == "raid5" and kind == "write" and not (sequential and through):
             return self._raid5_write(offset, parts, sequential)
         evs = [self._disk_io(d, kind, b, sequential, loc, located) for d, (b, loc) in parts.items()]
+        if self.layout == "raid5" and kind == "write":   # a cache's whole-stripe log destage: its share of parity
+            parity = (int(offset // self.stripe_unit) // width) % len(self.disks)
+            evs.append(self._disk_io(parity, kind, nbytes / width, sequential, next(iter(parts.values()))[1]))
         if self.layout == "normal" and kind == "write":
             partner = len(self.disks) // 2 or 1
             evs += [self._disk_io((d + partner) % len(self.disks), kind, b, sequential, loc)
@@ -293,3 +312,5 @@ class Volume:
         self.bytes = 0.0
         for d in self.disks:
             d.reset_stats()
+        if self.cache is not None:
+            self.cache.reset_stats()
