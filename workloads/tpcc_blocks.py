@@ -14,9 +14,10 @@ Constants (schema-derived estimates; none fitted):
 - COLD_TOUCHES / UPDATES: block touches per transaction on the large objects, from the
   transaction profiles (TPC-C 2.4-2.8) at 10 order lines per New-Order: one table block and
   one index leaf per row looked up; Payment and Order-Status find the customer by last name
-  40% of the time (~3 rows with that name, 2 blocks); Delivery touches, in each of 10
-  districts, the customer and 4 blocks of old order data (new-order row, order, order lines)
-  and changes 3 of them; Stock-Level joins the last 20 orders' ~200 lines with stock.
+  60% of the time (TPC-C 2.5.1.2, 2.6.1.2; ~3 rows with that name, 2 blocks); Delivery
+  touches, in each of 10 districts, the customer and 4 blocks of old order data (new-order
+  row, order, order lines) and changes 3 of them; Stock-Level joins the last 20 orders'
+  ~200 lines with stock.
   Everything else a transaction touches (LOGICAL_READS of tpcc.py minus these) is hot.
 - Transactions pick their home warehouse uniformly; the NURand run-time constant C is taken
   as A/2 (any value in [0, A] is allowed).
@@ -44,7 +45,7 @@ LINES_PER_ORDER = 10
 COLD_TOUCHES = {
     "stock":          {"new_order": 10.0, "stock_level": 200.0},
     "stock_index":    {"new_order": 10.0, "stock_level": 200.0},
-    "customer":       {"new_order": 1.0, "payment": 1.4, "order_status": 1.4, "delivery": 10.0},
+    "customer":       {"new_order": 1.0, "payment": 1.6, "order_status": 1.6, "delivery": 10.0},
     "customer_index": {"new_order": 1.0, "payment": 1.0, "order_status": 1.0, "delivery": 10.0},
     "old_orders":     {"order_status": 4.0, "delivery": 40.0},
 }
