@@ -3,6 +3,7 @@
 Scenario YAML:
 
     profile: t5220              # a built-in profile name or a path to a profile YAML
+    hardware: {memory: {size: 64 GB}}   # what-if changes to the profile's own keys (optional)
     workload: tpcc
     params: {users: 64}         # checked against the workload's Params
     database: {block_size: 8 KB}
@@ -48,6 +49,8 @@ class RunSpec:
 @dataclass(frozen=True, kw_only=True)
 class ScenarioSpec:
     profile: str = param("hardware profile name or path")
+    hardware: dict[str, Any] = param("what-if changes to the profile's keys, e.g. {memory: {size: 10 GB}}",
+                                     default={})
     workload: str = param("workload name")
     name: str = param("a label for reports", default="")
     params: dict[str, Any] = param("the workload's parameters", default={})
@@ -95,6 +98,8 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
         profile = load_profile(spec.profile)
     except OltpsimError as exc:
         raise src.at("profile").error(str(exc)) from None
+    if spec.hardware:
+        profile = load_profile(spec.profile, spec.hardware, src.at("hardware"))
     try:
         module = workloads.get(spec.workload)
     except OltpsimError as exc:

@@ -168,3 +168,23 @@ def test_bad_scenario_file_names_the_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert f"{path}: run.warmup: got 2; expected missing unit" in proc.stderr
+
+
+def test_hardware_changes_lay_over_the_profile_and_leave_it_alone():
+    sc = scenario.load(None, {"users": 9, "hardware.memory.size": "10 GB", "hardware.cpu.sockets": 8},
+                       profile="ue10000", workload="tpcc")
+    base = load_profile("ue10000")
+    assert sc.profile.memory.size == 10 * 2**30 and sc.profile.cpu.sockets == 8
+    assert sc.profile.memory.latency == base.memory.latency and sc.profile.storage == base.storage
+    assert base.memory.size == 6 * 2**30 and base.cpu.sockets == 16  # the cached profile is not changed
+
+
+@pytest.mark.parametrize("change, path, fragment", [
+    ({"hardware.memory.sise": "10 GB"}, "hardware.memory.sise", "did you mean 'size'"),
+    ({"hardware.memory.size": "ten"}, "hardware.memory.size", "a size with a unit"),
+    ({"hardware.cpu.strands_per_core": 3}, "hardware.cpu.strands_per_core", "a multiple of pipelines_per_core"),
+])
+def test_a_bad_hardware_change_names_the_scenario_key(change, path, fragment):
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8, **change}, profile="t5220", workload="tpcc")
+    assert info.value.path == path and fragment in info.value.problem

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from sim.config import OltpsimError, Source, build, param, read_yaml, suggest
 
@@ -210,8 +210,36 @@ def profile_names() -> list[str]:
     return sorted(p.stem for p in _builtin_dir().glob("*.yaml"))
 
 
-def load_profile(name_or_path: str | Path) -> HardwareProfile:
-    """Load a built-in profile by name, or any profile YAML by path."""
+def load_profile(name_or_path: str | Path, changes: dict | None = None,
+                 src: Source | None = None) -> HardwareProfile:
+    """Load a built-in profile by name, or any profile YAML by path.
+
+    `changes` is a what-if over the profile's own keys, as a scenario's `hardware:` section
+    gives it (``{"memory": {"size": "10 GB"}}``: the 4 GB board added); a bad value in it is
+    reported at `src`, the scenario's key path, not in the profile file.
+    """
+    path = _profile_path(name_or_path)
+    stat = path.stat()
+    profile = _load(str(path), stat.st_mtime_ns, stat.st_size)
+    if not changes:
+        return profile
+    src = src or Source("<hardware changes>")
+    merged = _merge(read_yaml(path), changes, src)
+    return build(HardwareProfile, merged, src)
+
+
+def _merge(base: dict, changes: Any, src: Source) -> dict:
+    """The profile mapping with `changes` laid over it key by key (build() then refuses unknown keys)."""
+    if not isinstance(changes, dict):
+        raise src.bad(changes, "a mapping of profile keys to new values, e.g. {memory: {size: 10 GB}}")
+    out = dict(base)
+    for key, value in changes.items():
+        inner = base.get(key)
+        out[key] = _merge(inner, value, src.at(str(key))) if isinstance(inner, dict) else value
+    return out
+
+
+def _profile_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         path = _builtin_dir() / f"{name_or_path}.yaml"
@@ -219,8 +247,7 @@ def load_profile(name_or_path: str | Path) -> HardwareProfile:
             known = profile_names()
             raise OltpsimError(f"unknown hardware profile {str(name_or_path)!r}{suggest(str(name_or_path), known)};"
                                f" known profiles: {', '.join(known)}")
-    stat = path.stat()
-    return _load(str(path), stat.st_mtime_ns, stat.st_size)
+    return path
 
 
 @functools.lru_cache(maxsize=64)
