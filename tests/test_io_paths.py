@@ -110,11 +110,11 @@ class _Cpu:
         return self.env.timeout(0.0)
 
 
-def _fs(path, page_hit):
+def _fs(path, page_hit, files=2):
     from sim.os.filesystem import PATHS, FileSystem
     env = simpy.Environment()
     disk = _Disk(env)
-    fs = FileSystem(env, _Cpu(env), disk, PATHS[path], 2, 2048, True, np.random.default_rng(1), page_size=8192)
+    fs = FileSystem(env, _Cpu(env), disk, PATHS[path], files, 2048, True, np.random.default_rng(1), page_size=8192)
     fs.set_write_page_hit(page_hit)
     return env, disk, fs
 
@@ -151,7 +151,7 @@ def test_dbwr_writes_a_backlog_in_bounded_batches_each_in_file_order():
             self.env, self.order, self.batches = env, [], []
             self.rng = np.random.default_rng(3)
 
-        def pick_files(self, n):
+        def pick_files(self, n, ranges=None):
             self.batches.append(n)
             return self.rng.integers(7, size=n).tolist()
 
@@ -166,3 +166,55 @@ def test_dbwr_writes_a_backlog_in_bounded_batches_each_in_file_order():
     first, rest = files.order[:WRITE_BATCH], files.order[WRITE_BATCH:]
     assert files.batches == [WRITE_BATCH, 600 - WRITE_BATCH] and len(files.order) == 600
     assert first == sorted(first) and rest == sorted(rest) and rest != sorted(files.order)[WRITE_BATCH:]
+
+
+def test_each_segment_gets_its_own_consecutive_files_as_many_as_its_size_needs():
+    from sim.db.layout import DatafileLayout
+    mb = 2**20
+    layout = DatafileLayout(10, 100 * mb, {"big": 350 * mb, "small": 1.0, "exact": 200 * mb})
+    assert layout.ranges == {"big": (0, 4), "small": (4, 1), "exact": (5, 2)} and not layout.uniform
+    assert DatafileLayout(10, None, {"big": 350 * mb}).uniform          # no size: any block in any file
+    grown = DatafileLayout(3, 1 * mb, {"a": 50 * mb, "b": 10 * mb})     # files too small: they grow to fit
+    assert sum(n for _, n in grown.ranges.values()) <= 3 and all(n >= 1 for _, n in grown.ranges.values())
+
+
+def test_a_read_waits_only_for_writes_to_its_own_files():
+    """The single-writer lock is per file: a write to file 0 (1 s) delays a read of file 0
+    issued at 0.5 s to 1.0 s, while a read of files 2-3 goes straight to disk."""
+    env, disk, fs = _fs("vxfs_direct", 1.0, files=4)
+    env.process(fs.write(0))
+    done = {}
+
+    def reader(name, files):
+        yield env.timeout(0.5)
+        yield from fs.read(False, files)
+        done[name] = env.now
+    env.process(reader("same", (0, 1)))
+    env.process(reader("other", (2, 2)))
+    env.run()
+    assert done == {"same": 2.0, "other": 1.5}
+    assert all(2 <= f <= 3 for f in fs.pick_files(50, [(2, 2)] * 50))
+
+
+def test_dbwr_writes_each_buffer_in_the_files_of_its_segment_oldest_first():
+    from sim.db.dbwr import DatabaseWriter
+    from sim.metrics import WaitEvents
+
+    class Files:
+        def __init__(self, env):
+            self.env, self.asked = env, []
+
+        def pick_files(self, n, ranges=None):
+            self.asked.append(list(ranges))
+            return [0 if r is None else r[0] for r in ranges]
+
+        def write(self, file):
+            yield self.env.timeout(0.01)
+    env = simpy.Environment()
+    files = Files(env)
+    dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
+    dbwr.dirty(2)                      # before any range is known: any file
+    dbwr.dirty(3, (5, 2))
+    dbwr.dirty(1, (9, 1))
+    env.run(until=5.0)
+    assert files.asked == [[None, None, (5, 2), (5, 2), (5, 2), (9, 1)]]

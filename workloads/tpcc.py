@@ -58,6 +58,7 @@ import numpy as np
 
 from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
+from sim.db.layout import DatafileLayout
 from sim.metrics import Tally
 from sim.randomness import Draws
 from workloads import tpcc_blocks
@@ -221,11 +222,12 @@ class Workload:
             else:
                 reads = self.io.reads(kind, scale, self.io_rng)
                 piece = instructions / (len(reads) + 1)
-                for os_cached in reads:
+                for os_cached, files in reads:
                     yield session.cpu(piece, SYSCALL_SHARE)
-                    yield from session.read_block(os_cached)
+                    yield from session.read_block(os_cached, files)
                 yield session.cpu(piece, SYSCALL_SHARE)
-                session.dirtied(self.io.dirtied(kind, scale, self.io_rng))
+                for blocks, files in self.io.dirtied(kind, scale, self.io_rng):
+                    session.dirtied(blocks, files)
             if REDO_BYTES[kind] > 0.0:
                 yield from session.commit(REDO_BYTES[kind] * scale)
             if pooled:
@@ -274,8 +276,11 @@ class _IoPlan:
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
         self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks, system.datafiles.page_blocks)
         odds = self.cache.odds
-        self.plan = {t: [(n, odds[s].miss, odds[s].os_hit) for s, n in tpcc_blocks.cold_touches(t).items()]
-                     for t in TYPES}
+        # the rows inserted go to the insert point of their tables: one file (their last extent)
+        self.layout = DatafileLayout(db.datafiles, db.datafile_size,
+                                     {**{sg.name: sg.blocks * db.block_size for sg in segs}, "inserts": 1.0})
+        self.plan = {t: [(n, odds[s].miss, odds[s].os_hit, self.layout.of(s))
+                         for s, n in tpcc_blocks.cold_touches(t).items()] for t in TYPES}
         # dirty blocks per transaction of each type: a segment's writes shared by its updaters
         total = sum(mix.values())
         # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
@@ -283,11 +288,14 @@ class _IoPlan:
         checkpoint = (self.cache.checkpoint_writes(db.redo_log_size / redo)
                       if db.redo_log_size is not None and redo > 0.0 else {})
         self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(db.block_size) for t in TYPES}
+        # ... and by segment, where the datafile layout tells segments apart
+        self.dirty_parts = {t: [(self.dirty[t], self.layout.of("inserts"))] for t in TYPES}
         for seg, per in tpcc_blocks.UPDATES.items():
             weight = sum(mix[t] / total * n for t, n in per.items())
             writes = odds[seg].writes_per_tx + checkpoint.get(seg, 0.0)
             for t, n in per.items():
                 self.dirty[t] += writes * n / weight if weight else 0.0
+                self.dirty_parts[t].append((writes * n / weight if weight else 0.0, self.layout.of(seg)))
         # the page of an evicted dirty block may have left the page cache; appended blocks' pages
         # were filled by the blocks written just before them (cached)
         evicted = {seg: odds[seg].writes_per_tx for seg in tpcc_blocks.UPDATES}
@@ -298,19 +306,23 @@ class _IoPlan:
                 (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended) / written)
         self.os_hits = 0
 
-    def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[bool]:
-        """The physical reads of one transaction: True where the OS page cache has the block."""
-        out: list[bool] = []
-        for n, miss, os_hit in self.plan[kind]:
+    def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[tuple[bool, tuple | None]]:
+        """The physical reads of one transaction: whether the OS page cache has the block, and
+        the datafiles of its segment."""
+        out: list[tuple[bool, tuple | None]] = []
+        for n, miss, os_hit, files in self.plan[kind]:
             misses = int(rng.binomial(int(round(n * scale)), miss))
             if misses:
                 cached = int(rng.binomial(misses, os_hit)) if os_hit > 0.0 else 0
-                out += [True] * cached + [False] * (misses - cached)
+                out += [(True, files)] * cached + [(False, files)] * (misses - cached)
         return out
 
-    def dirtied(self, kind: str, scale: float, rng: np.random.Generator) -> int:
-        mean = self.dirty[kind] * scale
-        return int(rng.poisson(mean)) if mean > 0.0 else 0
+    def dirtied(self, kind: str, scale: float, rng: np.random.Generator) -> list[tuple[int, tuple | None]]:
+        """The blocks one transaction leaves for DBWR, with the datafiles of their segments."""
+        if self.layout.uniform:
+            mean = self.dirty[kind] * scale
+            return [(int(rng.poisson(mean)) if mean > 0.0 else 0, None)]
+        return [(int(rng.poisson(m * scale)), files) for m, files in self.dirty_parts[kind] if m > 0.0]
 
     def reset(self) -> None:
         pass

@@ -49,11 +49,17 @@ class DatabaseWriter:
         self.written_total = 0
         self.progress: simpy.Event | None = None
         self.order: deque = deque()   # files of the batch's buffers not yet issued, sorted
+        self.ranges: deque | None = None   # [file range, buffers] of the pending buffers, oldest first
         env.process(self._run())
 
-    def dirty(self, n: int) -> None:
+    def dirty(self, n: int, files: tuple[int, int] | None = None) -> None:
+        """n more dirty buffers, of a segment in the datafile range `files` (None: any file)."""
         if n <= 0:
             return
+        if files is not None and self.ranges is None:
+            self.ranges = deque([[None, self.pending]] if self.pending else [])
+        if self.ranges is not None:
+            self.ranges.append([files, n])
         self.pending += n
         self.dirtied_total += n
         if self.pending >= self.batch_size and self.wakeup is not None and not self.wakeup.triggered:
@@ -92,8 +98,22 @@ class DatabaseWriter:
             yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
             self.pending -= n
             self.batch_left += n
-            self.order.extend(sorted(self.datafiles.pick_files(n)))
+            self.order.extend(sorted(self.datafiles.pick_files(n, self._take_ranges(n))))
             self._issue()
+
+    def _take_ranges(self, n: int) -> list | None:
+        """The file ranges of the n oldest pending buffers (None if no range was ever given)."""
+        if self.ranges is None:
+            return None
+        out: list = []
+        while len(out) < n and self.ranges:
+            entry = self.ranges[0]
+            k = min(entry[1], n - len(out))
+            out += [entry[0]] * k
+            entry[1] -= k
+            if not entry[1]:
+                self.ranges.popleft()
+        return out + [None] * (n - len(out))
 
     def _issue(self) -> None:
         while self.batch_left and self.in_flight < self.width:

@@ -26,21 +26,23 @@ class Session:
         yield self.instance.lgwr.commit(redo_bytes)
         self.instance.waits.add("log file sync", self.env.now - start)
 
-    def read_block(self, os_cached: bool = False):
+    def read_block(self, os_cached: bool = False, files: tuple[int, int] | None = None):
         """Generator: a buffer-cache miss: a free buffer, then one block from the datafiles
-        ('db file sequential read'); `os_cached`: the OS page cache holds the block."""
+        ('db file sequential read'); `os_cached`: the OS page cache holds the block; `files`:
+        the range of datafiles its segment lives in (None: any)."""
         inst = self.instance
         if inst.dbwr is not None:
             yield from inst.dbwr.free_buffer()
         start = self.env.now
-        yield from inst.datafiles.read(os_cached)
+        yield from inst.datafiles.read(os_cached, files)
         inst.physical_reads += 1
         inst.waits.add("db file sequential read", self.env.now - start)
 
-    def dirtied(self, blocks: int) -> None:
-        """Hand blocks this session changed (and that will leave the cache dirty) to DBWR."""
+    def dirtied(self, blocks: int, files: tuple[int, int] | None = None) -> None:
+        """Hand blocks this session changed (and that will leave the cache dirty) to DBWR;
+        `files`: the range of datafiles their segment lives in (None: any)."""
         if self.instance.dbwr is not None:
-            self.instance.dbwr.dirty(blocks)
+            self.instance.dbwr.dirty(blocks, files)
 
     def wake(self, client_working_set: float = 0.0):
         """Generator: the session's process (and its client's, on the same host) wakes after idling;

@@ -22,9 +22,9 @@ They differ in three ways that matter to a database:
   ("Oracle insists on the synchronous completion of writes for all buffered I/O to database
   files. This is done by using the O_DSYNC" flag, S. Adams, Ixora, "Buffered I/O"), which 2.4
   treats as O_SYNC. There is no kernel AIO for files in 2.4.19.
-  The datafiles are equal in size and every block is equally likely to be in any of them, so
-  each read and write picks its file uniformly (`pick_files`, for a writer that orders its
-  writes by file).
+  A read or write picks its file uniformly, among all the datafiles or among a given range
+  of them (the files of the segment it belongs to, sim/db/layout.py); `pick_files` does
+  the same for a writer that orders its writes by file.
 - Pages: the page cache holds whole pages (8 KB on UltraSPARC). A read that misses it fills
   the page (one page-sized disk read). A buffered write of less than a page into a page that
   is not cached must first read the page (the file system cannot mark part of a page valid:
@@ -112,8 +112,16 @@ class FileSystem:
         self.reads = self.writes = self.cache_hits = 0
         self.lock_wait = 0.0
 
-    def read(self, cached: bool):
-        """Generator: one block read by a process (a session's single-block read)."""
+    def _pick(self, files: tuple[int, int] | None) -> int:
+        """A file: uniform over all, or over the range (first, count)."""
+        if files is None:
+            return int(self.rng.integers(self.files))
+        first, count = files
+        return (first + int(self.rng.integers(count))) % self.files
+
+    def read(self, cached: bool, files: tuple[int, int] | None = None):
+        """Generator: one block read by a process (a session's single-block read) from one of
+        `files` (a range; None: any datafile)."""
         hit = cached and self.path.caches
         if hit:
             self.cache_hits += 1
@@ -122,7 +130,7 @@ class FileSystem:
             self.reads += 1
             work = self.dispatcher.run(self.read_instructions, 1.0)
         yield work
-        lock = self.locks[int(self.rng.integers(self.files))] if self.locks and self.path.readers_lock else None
+        lock = self.locks[self._pick(files)] if self.locks and self.path.readers_lock else None
         if lock is not None:
             t = self.env.now
             yield lock.acquire(False)
@@ -132,9 +140,11 @@ class FileSystem:
         if lock is not None:
             lock.release(False)
 
-    def pick_files(self, n: int) -> list[int]:
-        """The files of n blocks to write (uniform: equal files, blocks spread evenly)."""
-        return self.rng.integers(self.files, size=n).tolist()
+    def pick_files(self, n: int, ranges: list | None = None) -> list[int]:
+        """The files of n blocks to write: uniform over all files, or each over its range."""
+        if ranges is None:
+            return self.rng.integers(self.files, size=n).tolist()
+        return [self._pick(r) for r in ranges]
 
     def set_write_page_hit(self, p: float) -> None:
         """The chance that the page of a written block is in the page cache (the cache model's)."""
