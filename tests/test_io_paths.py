@@ -39,6 +39,23 @@ def test_page_cache_is_a_second_level():
     assert bigger.odds["stock"].writes_per_tx < alone.odds["stock"].writes_per_tx  # fewer dirty evictions
 
 
+def test_hash_clusters_drop_the_id_index_leaves():
+    """Hash-clustered stock and customer: a lookup by id reads the table block only, so the
+    cold touches per transaction fall by exactly the id-index leaves (New-Order: 10 stock + 1
+    customer leaf), the by-name lookups keep theirs, and no cache size misses more."""
+    assert tpcc_blocks.cold_touches("new_order", True) == {"stock": 10.0, "customer": 1.0}
+    assert tpcc_blocks.cold_touches("payment", True)["customer_index"] == 0.6
+    plain = tpcc_blocks.segments(200, 2048, STANDARD_MIX, LOGICAL_READS)
+    hashed = tpcc_blocks.segments(200, 2048, STANDARD_MIX, LOGICAL_READS, hash_clusters=True)
+    assert {s.name: s.touches for s in hashed}["stock_index"] == 0.0
+    total = lambda segs: sum(s.touches for s in segs)  # noqa: E731
+    assert total(hashed) == pytest.approx(total(plain))      # the gets stay: they move to hot blocks
+    for blocks in (51_200, 1_310_720):                        # 100 MB and 2.5 GB of 2 KB buffers
+        p, h = BufferCache(plain, blocks), BufferCache(hashed, blocks)
+        assert h.hit_ratio() >= p.hit_ratio()
+        assert h.odds["stock"].miss <= p.odds["stock"].miss   # the leaves' room holds table blocks
+
+
 def test_file_lock_prefers_writers():
     env = simpy.Environment()
     lock = FileLock(env)

@@ -99,6 +99,8 @@ class Params:
     mix: dict[str, float] = param("share of each transaction type", default=dict(STANDARD_MIX))
     sessions: int | None = param("server sessions the users share through a TP monitor (omit: a dedicated server "
                                  "per user)", default=None, minimum=1)
+    hash_clusters: bool = param("stock and customer in single-table hash clusters, as in Oracle's TPC-C kits: "
+                                "a lookup by id reads no index leaf (workloads/tpcc_blocks.py)", default=False)
     users_on_host: bool = param("the users' client processes run on the database server (their memory and CPU "
                                 "count there)", default=False)
 
@@ -273,14 +275,14 @@ class _IoPlan:
         self.vm = system.vm
         self.datafiles = system.datafiles
         os_blocks = self.vm.page_cache_size() / db.block_size if system.datafiles.path.caches else 0.0
-        segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS)
+        segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
         self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks, system.datafiles.page_blocks)
         odds = self.cache.odds
         # the rows inserted go to the insert point of their tables: one file (their last extent)
         self.layout = DatafileLayout(db.datafiles, db.datafile_size,
                                      {**{sg.name: sg.blocks * db.block_size for sg in segs}, "inserts": 1.0})
         self.plan = {t: [(n, odds[s].miss, odds[s].os_hit, self.layout.of(s))
-                         for s, n in tpcc_blocks.cold_touches(t).items()] for t in TYPES}
+                         for s, n in tpcc_blocks.cold_touches(t, params.hash_clusters).items()] for t in TYPES}
         # dirty blocks per transaction of each type: a segment's writes shared by its updaters
         total = sum(mix.values())
         # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
