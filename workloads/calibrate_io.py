@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.config import Source, param
+from sim.db.physical_io import BatchReader
 from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, data_device, io_report
 from workloads.tpcc import run_server_code
 
@@ -61,20 +62,6 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
         raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
 
 
-class _Slave:
-    """One calibration process: submits `slots` reads at once and waits for all of them."""
-
-    __slots__ = ("session", "slots", "pending", "done")
-
-    def __init__(self, session):
-        self.session, self.slots, self.pending, self.done = session, 0, 0, None
-
-    def completed(self, _ev) -> None:
-        self.pending -= 1
-        if not self.pending:
-            self.done.succeed()
-
-
 class Workload:
     kind = "batch"
 
@@ -87,7 +74,7 @@ class Workload:
         self.limit = params.datafiles * IOS_PER_FILE
         self.done = self.env.event()
         self.levels: list[dict] = []
-        self.slaves: list[_Slave] = []
+        self.slaves: list[BatchReader] = []
         self.completed = 0
 
     def start(self) -> None:
@@ -96,25 +83,17 @@ class Workload:
     def progress(self) -> float:
         return 1.0 if self.done.triggered else min(0.99, len(self.levels) / 16.0)
 
-    def _process(self, slave: _Slave):
-        env, paths, waits = self.env, self.paths, self.system.instance.waits
+    def _process(self, slave: BatchReader):
         while slave.slots:                      # a slave retires when its share drops to 0
-            k = slave.pending = slave.slots
-            slave.done = env.event()
-            for _ in range(k):
-                paths.device.submit("read", paths.block_size).callbacks.append(slave.completed)
-            start = env.now
-            yield slave.done
-            waits.add("Disk file I/O Calibration", env.now - start)
-            paths.physical_reads += k
-            self.completed += k
-            yield slave.session.cpu(k * ASYNC_IO_INSTRUCTIONS, paths.costs.sys_share)
+            n = yield from slave.next_batch()   # (not `+=`: other slaves add while this one waits)
+            self.completed += n
 
     def _set_in_flight(self, target: int) -> None:
         """Spread `target` reads in flight over the slaves, adding slaves as needed."""
         want = min(self.system.instance.cpu_count, target)
         while len(self.slaves) < want:
-            slave = _Slave(self.system.instance.new_session())
+            slave = BatchReader(self.paths, self.system.instance.new_session(), "Disk file I/O Calibration",
+                                ASYNC_IO_INSTRUCTIONS)
             self.slaves.append(slave)
             self.env.process(self._process(slave))
         base, extra = divmod(target, len(self.slaves))
