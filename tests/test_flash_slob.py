@@ -8,7 +8,7 @@ import simpy
 
 from sim import scenario
 from sim.analytic import mmc_wait, repairman
-from sim.config import ConfigError
+from sim.config import ConfigError, Source, build
 from sim.db.latches import LatchFamily, line_transfer
 from sim.hardware.cpu import rate_table
 from sim.hardware.flash import FlashArray
@@ -169,5 +169,40 @@ def test_calibrate_io_levels_obey_littles_law_and_stop_at_the_file_limit():
     levels = r.extra["level_table"]
     assert [lv["in_flight"] for lv in levels] == [4, 8, 16, 32]     # 1 file x 32 reads in flight
     for lv in levels:
-        assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.06)
+        at_device = lv["iops"] * lv["latency_ms"] / 1e3               # Little's law at the array
+        if lv["in_flight"] <= 24:       # one read per process (cpu_count 24): all but the CPU time at the array
+            assert at_device == pytest.approx(lv["in_flight"], rel=0.06)
+        else:                           # batches of 2 wait for their slower read: fewer at the array
+            assert at_device < 0.97 * lv["in_flight"]
     assert r.extra["iops"] == max(lv["iops"] for lv in levels)
+
+
+@pytest.mark.parametrize("processes", [1, 4, 32])
+def test_calibrate_io_batch_waits_for_its_slowest_read(processes):
+    """A process reaps its whole batch: the wait is E[max of k reads] = fabric + floor + spread x H_k."""
+    sc = scenario.load(None, {"num_physical_disks": "32", "datafiles": "1", "level_time": "0.3 s",
+                              "database.cpu_count": str(processes)},
+                       profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+    spec = sc.profile.storage.flash_arrays["xtremio"]
+    assert spec.service_floor > 0                      # the profile's reads have a floor and a spread
+    k = 32 // processes
+    harmonic = sum(1.0 / i for i in range(1, k + 1))
+    expected = spec.fabric_latency + spec.service_floor + (spec.service_time - spec.service_floor) * harmonic
+    r = run(sc)
+    assert [lv["in_flight"] for lv in r.extra["level_table"]] == [32]    # ~100K IOPS: far below 600K, no queue
+    assert r.extra["avg_read_wait_ms"] / 1e3 == pytest.approx(expected, rel=0.03)
+
+
+def test_flash_floor_keeps_mean_and_ceiling_and_refuses_a_floor_above_the_mean():
+    env = simpy.Environment()
+    spec = FlashArraySpec(bricks=1, iops_per_brick=4000.0, bandwidth_per_brick=1e12, service_time=1e-3,
+                          service_floor=0.8e-3, fabric_latency=0.0, fabric_bandwidth=1e12, capacity=1e12)
+    arr = FlashArray(env, "a", spec, np.random.default_rng(3))
+    draws = np.array([arr._draw()[1] for _ in range(20000)])
+    assert draws.min() >= 0.8e-3 and draws.mean() == pytest.approx(1e-3, rel=0.01)
+    assert draws.std() == pytest.approx(0.2e-3, rel=0.03)          # the exponential spread only
+    assert arr.channels_per_brick == 4 and arr.ceiling == pytest.approx(4000.0)
+    with pytest.raises(ConfigError, match="service_floor.*less than service_time"):
+        build(FlashArraySpec, {"bricks": 1, "iops_per_brick": "1000 IOPS", "bandwidth_per_brick": "1 Gb/s",
+                               "service_time": "0.25 ms", "service_floor": "0.3 ms", "fabric_latency": "50 us",
+                               "fabric_bandwidth": "1 Gb/s", "capacity": "1 TB"}, Source("array.yaml"))

@@ -17,9 +17,15 @@ model does what the documented parameters and Closson's observations suggest:
   IOS_PER_FILE in flight per online data file, so more files allow more reads in flight.
   It raises IOPS only when the storage is not already at its knee.
 
-The work is spread over min(cpu_count, in-flight reads) processes (the calibration slaves;
-estimate), each with its share of the reads in flight; each read costs the
-asynchronous-read system calls only (ASYNC_IO_INSTRUCTIONS in workloads/slob.py).
+The work is spread over min(cpu_count, in-flight reads) processes, each with its share of the
+reads in flight: CALIBRATE_IO starts one ora_cs process per logical CPU, each doing
+"large-batch asynchronous I/O" (Closson 2012, kevinclosson.net, "SLOB Is Not An Unrealistic
+Platform Performance Measurement Tool - Part III", ps and strace on a 2s8c16t host). A process
+submits its share as one batch and reaps the whole batch before the next (an assumption: the
+strace shows batches, the post does not say how they are reaped), so a batch of k reads takes
+the slowest of k: fewer processes mean bigger batches and more time per read at the same
+reads in flight. Each read costs the asynchronous-read system calls only
+(ASYNC_IO_INSTRUCTIONS in workloads/slob.py).
 
 Constants: KNEE_GAIN 5% and IOS_PER_FILE 32 (estimates; not fitted).
 """
@@ -29,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.config import Source, param
-from sim.db.physical_io import AsyncReader
+from sim.db.physical_io import BatchReader
 from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, data_device, io_report
 from workloads.tpcc import run_server_code
 
@@ -68,7 +74,7 @@ class Workload:
         self.limit = params.datafiles * IOS_PER_FILE
         self.done = self.env.event()
         self.levels: list[dict] = []
-        self.readers: list[AsyncReader] = []
+        self.slaves: list[BatchReader] = []
         self.completed = 0
 
     def start(self) -> None:
@@ -77,22 +83,22 @@ class Workload:
     def progress(self) -> float:
         return 1.0 if self.done.triggered else min(0.99, len(self.levels) / 16.0)
 
-    def _process(self, reader: AsyncReader):
-        while reader.slots or reader.busy:      # a slave retires when its share drops to 0
-            yield from reader.next_block()
-            self.completed += 1
+    def _process(self, slave: BatchReader):
+        while slave.slots:                      # a slave retires when its share drops to 0
+            n = yield from slave.next_batch()   # (not `+=`: other slaves add while this one waits)
+            self.completed += n
 
     def _set_in_flight(self, target: int) -> None:
         """Spread `target` reads in flight over the slaves, adding slaves as needed."""
         want = min(self.system.instance.cpu_count, target)
-        while len(self.readers) < want:
-            reader = AsyncReader(self.paths, self.system.instance.new_session(), 0, "Disk file I/O Calibration",
-                                 ASYNC_IO_INSTRUCTIONS)
-            self.readers.append(reader)
-            self.env.process(self._process(reader))
-        base, extra = divmod(target, len(self.readers))
-        for i, r in enumerate(self.readers):
-            r.slots = base + (1 if i < extra else 0)
+        while len(self.slaves) < want:
+            slave = BatchReader(self.paths, self.system.instance.new_session(), "Disk file I/O Calibration",
+                                ASYNC_IO_INSTRUCTIONS)
+            self.slaves.append(slave)
+            self.env.process(self._process(slave))
+        base, extra = divmod(target, len(self.slaves))
+        for i, slave in enumerate(self.slaves):
+            slave.slots = base + (1 if i < extra else 0)
 
     def _calibrate(self):
         p, env, waits = self.params, self.env, self.system.instance.waits

@@ -12,7 +12,8 @@ Three ways Oracle reads a block, each with its own CPU and its own wait:
   "Number slots 2", M. Hatem 2015 after F. Hoogland), so a session processes one block
   while the next is in flight.
 - Asynchronous reads into process memory that nobody looks at (CALIBRATE_IO,
-  'Disk file I/O Calibration'): only the system calls.
+  'Disk file I/O Calibration'): only the system calls, submitted and reaped a batch at a
+  time (BatchReader).
 
 A read is one CPU burst (the work after the previous block plus the set-up of the next:
 they are contiguous) and one device wait, plus a latch sleep when a latch is contended:
@@ -130,3 +131,37 @@ class AsyncReader:
         yield self.session.cpu(self.instructions, paths.costs.sys_share)
         if self.in_flight + self.ready < self.slots:
             self._issue()
+
+
+class BatchReader:
+    """One process submitting `slots` asynchronous reads at once and reaping the whole batch
+    (one io_submit, then io_getevents for all of them) before the next: a batch costs its
+    slowest read. The wait is recorded under `event`; then `instructions` of CPU per read.
+    Setting `slots` to 0 retires the process after its current batch.
+    """
+
+    __slots__ = ("paths", "session", "slots", "event", "instructions", "pending", "_done")
+
+    def __init__(self, paths: ReadPaths, session, event: str, instructions: float):
+        self.paths, self.session, self.event, self.instructions = paths, session, event, instructions
+        self.slots = self.pending = 0
+        self._done = None
+
+    def _completed(self, _ev) -> None:
+        self.pending -= 1
+        if not self.pending:
+            self._done.succeed()
+
+    def next_batch(self):
+        """Generator: one batch of `slots` reads; returns how many were read."""
+        paths, env = self.paths, self.paths.env
+        k = self.pending = self.slots
+        self._done = env.event()
+        for _ in range(k):
+            paths.device.submit("read", paths.block_size).callbacks.append(self._completed)
+        start = env.now
+        yield self._done
+        paths.instance.waits.add(self.event, env.now - start)
+        paths.physical_reads += k
+        yield self.session.cpu(k * self.instructions, paths.costs.sys_share)
+        return k

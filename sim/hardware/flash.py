@@ -4,8 +4,10 @@ A brick (an X-Brick: two controllers and a shelf of SSDs) serves I/Os on many pa
 channels. Its spec gives a mean service time S at light load and an IOPS ceiling; by
 Little's law at saturation the brick has c = ceiling x S channels, so an M/M/c queue per
 brick with exponential service of mean S saturates exactly at the ceiling and is a
-closed form the tests check. Data is spread over the bricks by content fingerprint, so an
-I/O goes to a brick chosen uniformly at random and adding bricks adds IOPS linearly.
+closed form the tests check. A read's service may also have a fixed floor (flash reads vary far
+less than an exponential): floor + exponential(S - floor), same mean and ceiling, tighter spread.
+Data is spread over the bricks by content fingerprint, so an I/O goes to a brick chosen
+uniformly at random and adding bricks adds IOPS linearly.
 
 After its service an I/O's bytes cross the brick's ports (the brick's bandwidth ceiling)
 and the host's fabric ports (the host's bandwidth), each a FCFS pipe that frames cut
@@ -64,7 +66,8 @@ class FlashArray(DeviceStats):
             self._i = 0
         i = self._i
         self._i += 1
-        return int(self._picks[i]), float(self._units[i]) * self.spec.service_time
+        floor = self.spec.service_floor
+        return int(self._picks[i]), floor + float(self._units[i]) * (self.spec.service_time - floor)
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
         ev = simpy.Event(self.env)

@@ -149,9 +149,17 @@ class FlashArraySpec:
     bandwidth_per_brick: float = param("bandwidth ceiling of one brick", kind="bandwidth", positive=True)
     service_time: float = param("mean array service time of a small read at light load", kind="time",
                                 positive=True)
+    service_floor: float = param("shortest service time: the fixed part of every read, the rest being an "
+                                 "exponential spread (omit: 0, all exponential)", kind="time", default=0.0,
+                                 minimum=0.0)
     fabric_latency: float = param("round trip over the network fabric (FC/iSCSI)", kind="time", minimum=0.0)
     fabric_bandwidth: float = param("host's fabric bandwidth (all ports)", kind="bandwidth", positive=True)
     capacity: float = param("usable capacity", kind="size", positive=True)
+
+    def check(self, src: Source) -> None:
+        if self.service_floor >= self.service_time:
+            raise src.at("service_floor").bad(self.service_floor, f"less than service_time ({self.service_time:g} s):"
+                                              " the floor is the fixed part of a mean service time")
 
 
 @dataclass(frozen=True, kw_only=True)
