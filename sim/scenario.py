@@ -29,6 +29,8 @@ from sim.os.filesystem import PATHS
 class OsSpec:
     quantum: float = param("time slice of the dispatcher", kind="time", default="10 ms", positive=True)
     filesystem: str = param("I/O path of the datafiles", default="raw", choices=tuple(PATHS))
+    redo_filesystem: str = param("I/O path of the online redo logs (raw: the redo device itself)", default="raw",
+                                 choices=tuple(PATHS))
     bits: Literal[32, 64] = param("32- or 64-bit kernel", default=64)
 
 

@@ -11,7 +11,7 @@ from sim.hardware.flash import FlashArray
 from sim.hardware.memory import MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
-from sim.os.filesystem import PATHS, FileSystem
+from sim.os.filesystem import PATHS, FileSystem, LogFile
 from sim.os.vm import VirtualMemory
 from sim.randomness import rng_stream
 from sim.scenario import Scenario
@@ -52,8 +52,14 @@ class System:
             self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
                                         db.block_size, db.disk_asynch_io, self.rng("datafiles"),
                                         page_size=profile.memory.page_size)
+        # the redo logs as files: LGWR writes through that path to the redo device
+        devices = self.devices
+        if os_spec.redo_filesystem != "raw":
+            redo = db.redo_device or next(iter(self.devices))
+            devices = {**self.devices, redo: LogFile(env, self.dispatcher, self.devices[redo],
+                                                     PATHS[os_spec.redo_filesystem], profile.memory.page_size)}
         # database
-        self.instance = Instance(env, self.dispatcher, self.devices, db, self.datafiles, self.vm)
+        self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
 
     def rng(self, name: str) -> np.random.Generator:
         return rng_stream(self.seed, name)

@@ -114,7 +114,7 @@ class _Disk:
     def __init__(self, env):
         self.env, self.log = env, []
 
-    def submit(self, kind, nbytes, offset=None):
+    def submit(self, kind, nbytes, offset=None, sequential=False):
         self.log.append((self.env.now, kind, nbytes))
         return self.env.timeout(1.0)
 
@@ -156,6 +156,47 @@ def test_no_read_before_write_when_cached_or_written_directly(path, page_hit):
     env.process(fs.write(1))
     env.run()
     assert disk.log == [(0.0, "write", 2048)]
+
+
+def _log_writes(path, sizes):
+    from sim.os.filesystem import PATHS, LogFile
+    env = simpy.Environment()
+    disk = _Disk(env)
+    log = LogFile(env, _Cpu(env), disk, PATHS[path], 8192)
+
+    def lgwr():
+        for n in sizes:
+            yield log.submit("write", n, sequential=True)
+    env.process(lgwr())
+    env.run()
+    return [(kind, n) for _, kind, n in disk.log]
+
+
+def test_buffered_redo_writes_whole_pages_and_reads_each_new_partial_page_first():
+    """3 KB, 3 KB, 3 KB, 8 KB appended to a log of 8 KB pages: the first write starts page 0
+    (read it, write it), the second stays in it (cached: rewrite it), the third and fourth
+    each end in a new page they do not cover whole (read it, write both pages touched)."""
+    assert _log_writes("ufs_buffered", [3072, 3072, 3072, 8192]) == [
+        ("read", 8192), ("write", 8192), ("write", 8192),
+        ("read", 8192), ("write", 16384), ("read", 8192), ("write", 16384)]
+
+
+@pytest.mark.parametrize("path", ["vxfs_direct", "cached_quick_io"])
+def test_direct_redo_writes_just_the_redo(path):
+    assert _log_writes(path, [3072, 3072, 8192]) == [("write", 3072), ("write", 3072), ("write", 8192)]
+
+
+def test_redo_on_a_buffered_file_lengthens_log_file_sync_and_raw_is_unchanged():
+    base = {"os.filesystem": "vxfs_direct", "database.db_cache": "1 GB"}
+    raw = run(_ue(**base))
+    assert run(_ue(**base, **{"os.redo_filesystem": "raw"})).tpm == raw.tpm   # the default
+    buffered = run(_ue(**base, **{"os.redo_filesystem": "ufs_buffered"}))
+    sync = {r: {e["event"]: e["avg_ms"] for e in x.to_dict()["top_events"]}["log file sync"]
+            for r, x in (("raw", raw), ("buffered", buffered))}
+    assert sync["buffered"] > sync["raw"]
+    with pytest.raises(ConfigError) as err:
+        _ue(**{"os.redo_filesystem": "zfs"})
+    assert "os.redo_filesystem" in str(err.value)
 
 
 def test_dbwr_writes_a_backlog_in_bounded_batches_each_in_file_order():

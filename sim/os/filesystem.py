@@ -32,6 +32,12 @@ They differ in three ways that matter to a database:
   file's write lock; `write_page_hit` is the chance the page is cached, from the cache model.
   Cached Quick I/O writes directly ("direct-write, copy-behind", VERITAS Storage Foundation
   for Oracle Administrator's Guide, "How Cached Quick I/O works"): no read before write.
+- The online redo log as a file (`LogFile`): LGWR appends to it, alone (no lock waits).
+  Through the page cache a write goes out as the whole pages it touches, and the first write
+  into a page that is not cached reads that page first (the log is reused in a circle: a
+  page was last written a whole log cycle ago and is taken to be gone): a read at the page's
+  place, so it pays the drive's rotational latency (the writes are sequential). Direct paths write
+  the redo blocks as they are (512-byte redo blocks meet the sector alignment of direct I/O).
 
 CPU constants (instructions on the I/O path, charged as sys time; estimates for Solaris 7):
 
@@ -191,3 +197,41 @@ class FileSystem:
             "file_lock_write_wait_ms": 1000.0 * sum(s["write_wait_total"] for s in st) / writes if writes else 0.0,
             **(fills if self.partial_writes else {}),
         }
+
+
+class LogFile:
+    """The online redo log as a file on `path`: a device-like target for LGWR's sequential
+    writes (submit returns the write's completion event)."""
+
+    def __init__(self, env: simpy.Environment, dispatcher, device, path: IoPath, page_size: float):
+        self.env, self.dispatcher, self.device, self.path = env, dispatcher, device, path
+        self.page_size = page_size
+        self.paged = path.caches and not path.direct_writes
+        fs = FS_INSTRUCTIONS * (_QIO_SHARE_OF_FS if path.name in ("quick_io", "cached_quick_io") else 1.0)
+        self.instructions = SYSCALL_DRIVER_INSTRUCTIONS + (fs if path.file_system else 0.0)
+        self.copy_per_byte = COPY_INSTRUCTIONS_PER_KB / 1024.0 if path.caches else 0.0
+        self.position = 0.0       # bytes appended so far
+        self.capacity = getattr(device, "capacity", float("inf"))
+        self.page_reads = 0
+
+    def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
+        """LGWR's appends (sequential writes) go through the path; other I/O (control file) to the device."""
+        if kind != "write" or not sequential or offset is not None:
+            return self.device.submit(kind, nbytes, offset, sequential)
+        return self.env.process(self._append(nbytes))
+
+    def _append(self, nbytes: float):
+        yield self.dispatcher.run(self.instructions + self.copy_per_byte * nbytes, 1.0)
+        start, end = self.position, self.position + nbytes
+        self.position = end
+        if not self.paged:
+            yield self.device.submit("write", nbytes, sequential=True)
+            return
+        page = self.page_size
+        first, last = int(start // page), int(-(-end // page))
+        # the page the previous write ended in is cached; a new last page not written whole is read
+        # first, at its place on the log's track: it waits for the drive's rotation
+        if end % page and (last - 1 > first or start % page == 0):
+            self.page_reads += 1
+            yield self.device.submit("read", page, ((last - 1) * page) % self.capacity)
+        yield self.device.submit("write", (last - first) * page, sequential=True)
