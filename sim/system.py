@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from sim.db.instance import Instance, data_device
+from sim.db.instance import Instance, data_device, redo_device
 from sim.hardware.cpu import Cpu
 from sim.hardware.flash import FlashArray
 from sim.hardware.memory import MemorySystem
@@ -52,12 +52,14 @@ class System:
             self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
                                         db.block_size, db.disk_asynch_io, self.rng("datafiles"),
                                         page_size=profile.memory.page_size)
-        # the redo logs as files: LGWR writes through that path to the redo device
+        # the redo logs as files: LGWR appends through that path to the redo device, in a circle
+        # over the log groups (or the whole device when their size is not given)
         devices = self.devices
         if os_spec.redo_filesystem != "raw":
-            redo = db.redo_device or next(iter(self.devices))
+            redo = redo_device(db, list(self.devices))
+            logs = db.redo_log_size * db.redo_log_groups if db.redo_log_size is not None else None
             devices = {**self.devices, redo: LogFile(env, self.dispatcher, self.devices[redo],
-                                                     PATHS[os_spec.redo_filesystem], profile.memory.page_size)}
+                                                     PATHS[os_spec.redo_filesystem], profile.memory.page_size, logs)}
         # database
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
 

@@ -186,10 +186,15 @@ def test_direct_redo_writes_just_the_redo(path):
     assert _log_writes(path, [3072, 3072, 8192]) == [("write", 3072), ("write", 3072), ("write", 8192)]
 
 
-def test_redo_on_a_buffered_file_lengthens_log_file_sync_and_raw_is_unchanged():
+def test_redo_on_a_buffered_file_lengthens_log_file_sync_and_raw_writes_to_the_drive():
+    from sim.os.filesystem import LogFile
+    from sim.system import System
     base = {"os.filesystem": "vxfs_direct", "database.db_cache": "1 GB"}
+    plain = System(_ue(**base))   # raw, the default: LGWR writes to the redo drive itself
+    assert plain.instance.lgwr.device is plain.devices["redo"]
+    as_file = System(_ue(**base, **{"os.redo_filesystem": "ufs_buffered"}))
+    assert isinstance(as_file.instance.lgwr.device, LogFile) and as_file.instance.lgwr.device.device is as_file.devices["redo"]
     raw = run(_ue(**base))
-    assert run(_ue(**base, **{"os.redo_filesystem": "raw"})).tpm == raw.tpm   # the default
     buffered = run(_ue(**base, **{"os.redo_filesystem": "ufs_buffered"}))
     sync = {r: {e["event"]: e["avg_ms"] for e in x.to_dict()["top_events"]}["log file sync"]
             for r, x in (("raw", raw), ("buffered", buffered))}

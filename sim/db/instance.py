@@ -89,7 +89,7 @@ class Instance:
         self.env, self.dispatcher, self.spec, self.vm = env, dispatcher, spec, vm
         self.cpu_count = spec.cpu_count or dispatcher.cpu.cpu_count
         self.waits = WaitEvents()
-        redo = spec.redo_device or next(iter(devices))
+        redo = redo_device(spec, list(devices))
         self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share)
         self.devices = devices
         self.control_file = devices[spec.control_file_device or redo]
@@ -147,9 +147,14 @@ def check_devices(spec: DatabaseSpec, devices: list[str], src: Source) -> None:
     px.check(spec.parallel, src.at("database").at("parallel"))
 
 
+def redo_device(spec: DatabaseSpec, devices: list[str]) -> str:
+    """The device holding the online redo logs: as configured, else the profile's first."""
+    return spec.redo_device or devices[0]
+
+
 def data_device(spec: DatabaseSpec, devices: list[str]) -> str:
     """The device holding the datafiles: as configured, else the first that is not the redo one."""
     if spec.data_device is not None:
         return spec.data_device
-    redo = spec.redo_device or devices[0]
+    redo = redo_device(spec, devices)
     return next((d for d in devices if d != redo), devices[0])

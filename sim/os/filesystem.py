@@ -200,22 +200,26 @@ class FileSystem:
 
 
 class LogFile:
-    """The online redo log as a file on `path`: a device-like target for LGWR's sequential
-    writes (submit returns the write's completion event)."""
+    """A file written by sequential appends on `path` (a database's log): a device-like target
+    whose submit returns the write's completion event. The writer's own system call is its
+    business; the path adds its file-system CPU and, through the page cache, the page copy.
+    Buffered, an append writes the whole pages it touches and first reads a new last page it
+    does not fill, on the spot (the head is on the file's track: a track-to-track seek and the
+    drive's rotation). Appends wrap around in `size` bytes (None: the device's capacity)."""
 
-    def __init__(self, env: simpy.Environment, dispatcher, device, path: IoPath, page_size: float):
+    def __init__(self, env: simpy.Environment, dispatcher, device, path: IoPath, page_size: float,
+                 size: float | None = None):
         self.env, self.dispatcher, self.device, self.path = env, dispatcher, device, path
         self.page_size = page_size
         self.paged = path.caches and not path.direct_writes
         fs = FS_INSTRUCTIONS * (_QIO_SHARE_OF_FS if path.name in ("quick_io", "cached_quick_io") else 1.0)
-        self.instructions = SYSCALL_DRIVER_INSTRUCTIONS + (fs if path.file_system else 0.0)
+        self.instructions = fs if path.file_system else 0.0
         self.copy_per_byte = COPY_INSTRUCTIONS_PER_KB / 1024.0 if path.caches else 0.0
         self.position = 0.0       # bytes appended so far
-        self.capacity = getattr(device, "capacity", float("inf"))
-        self.page_reads = 0
+        self.size = size if size is not None else getattr(device, "capacity", float("inf"))
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
-        """LGWR's appends (sequential writes) go through the path; other I/O (control file) to the device."""
+        """Appends (sequential writes) go through the path; any other I/O straight to the device."""
         if kind != "write" or not sequential or offset is not None:
             return self.device.submit(kind, nbytes, offset, sequential)
         return self.env.process(self._append(nbytes))
@@ -229,9 +233,7 @@ class LogFile:
             return
         page = self.page_size
         first, last = int(start // page), int(-(-end // page))
-        # the page the previous write ended in is cached; a new last page not written whole is read
-        # first, at its place on the log's track: it waits for the drive's rotation
+        # the page the previous append ended in is cached; a new last page not written whole is read first
         if end % page and (last - 1 > first or start % page == 0):
-            self.page_reads += 1
-            yield self.device.submit("read", page, ((last - 1) * page) % self.capacity)
+            yield self.device.submit("read", page, ((last - 1) * page) % self.size)
         yield self.device.submit("write", (last - first) * page, sequential=True)
