@@ -188,3 +188,17 @@ def test_a_bad_hardware_change_names_the_scenario_key(change, path, fragment):
     with pytest.raises(ConfigError) as info:
         scenario.load(None, {"users": 8, **change}, profile="t5220", workload="tpcc")
     assert info.value.path == path and fragment in info.value.problem
+
+
+def test_a_hardware_change_that_is_not_a_mapping_where_the_profile_has_one_is_refused():
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8, "hardware.memory": 5}, profile="t5220", workload="tpcc")
+    assert info.value.path == "hardware.memory" and "mapping" in info.value.problem
+
+
+def test_a_layout_by_segment_needs_a_file_per_segment():
+    base = {"users": 4, "warehouses": 20, "database.db_cache": "100 MB", "database.datafile_size": "100 MB"}
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {**base, "database.datafiles": 3}, profile="ue10000", workload="tpcc")
+    assert info.value.path == "database.datafiles" and "at least 7" in info.value.problem
+    assert scenario.load(None, {**base, "database.datafiles": 7}, profile="ue10000", workload="tpcc")

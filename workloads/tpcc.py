@@ -341,3 +341,13 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
         raise src.at("params").at("users").bad(
             params.users, f"at most 10 terminals per warehouse with TPC-C keying and think times "
                           f"({10 * params.warehouses} for {params.warehouses} warehouses)")
+    db = spec.database
+    if db.datafile_size is not None and db.db_cache is not None:
+        # a tablespace per table and index, plus the insert point (as _IoPlan lays them out)
+        mix = {t: params.mix.get(t, 0.0) for t in TYPES}
+        need = len(tpcc_blocks.segments(params.warehouses or 1, db.block_size, mix, LOGICAL_READS,
+                                        params.hash_clusters)) + 1
+        if db.datafiles < need:
+            raise src.at("database").at("datafiles").bad(
+                db.datafiles, f"at least {need} with datafile_size set: one tablespace per TPC-C table "
+                              f"and index, and one for the rows inserted")

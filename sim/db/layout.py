@@ -18,7 +18,6 @@ class DatafileLayout:
     """Segments (name -> bytes) laid out over `files` datafiles of `file_size` bytes each."""
 
     def __init__(self, files: int, file_size: float | None, segment_bytes: dict[str, float]):
-        self.files = files
         self.ranges: dict[str, tuple[int, int] | None] = {name: None for name in segment_bytes}
         if file_size is None or len(segment_bytes) > files:
             return   # (fewer files than segments: tablespaces share files, as good as uniform)

@@ -156,6 +156,8 @@ class BatchReader:
         """Generator: one batch of `slots` reads; returns how many were read."""
         paths, env = self.paths, self.paths.env
         k = self.pending = self.slots
+        if not k:
+            return 0
         self._done = env.event()
         for _ in range(k):
             paths.device.submit("read", paths.block_size).callbacks.append(self._completed)
