@@ -80,7 +80,19 @@ class Scenario:
 
     def describe(self) -> dict:
         return {"profile": self.profile.name, "workload": self.spec.workload,
+                **_dotted("hardware", self.spec.hardware),
                 **{f"params.{k}": v for k, v in dataclasses.asdict(self.params).items()}}
+
+
+def _dotted(prefix: str, tree: dict) -> dict:
+    """{'memory': {'size': '10 GB'}} -> {'hardware.memory.size': '10 GB'}: what-if changes as columns."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_dotted(f"{prefix}.{key}", value))
+        else:
+            out[f"{prefix}.{key}"] = value
+    return out
 
 
 def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[str] | None = None) -> dict:

@@ -7,7 +7,7 @@ import simpy
 
 from sim import scenario
 from sim.hardware.memory import MemorySystem, ring_hops
-from sim.hardware.profile import load_profile, with_changes
+from sim.hardware.profile import load_profile
 from sim.os.vm import PAGE, VirtualMemory
 from sim.run import run
 
@@ -62,13 +62,11 @@ def test_feedback_settles_on_the_fixed_point():
 
 def test_slower_memory_never_raises_throughput():
     fast = _saturated_rx5670()
-    prof = load_profile("rx5670")
-    slow_profile = with_changes(prof, memory=__import__("dataclasses").replace(prof.memory, latency=2 * prof.memory.latency))
-    sc = scenario.load(None, {"users": 16, "think_time": "0 s", "keying_time": "0 s", "warehouses": 100,
-                              "database.db_cache": "8 GB", "database.redo_device": "redo", "run.warmup": "1 s",
-                              "run.batch": "0.5 s", "run.min_batches": 2, "run.max_time": "3 s"},
-                       profile="rx5670", workload="tpcc")
-    slow = run(__import__("dataclasses").replace(sc, profile=slow_profile))
+    doubled = f"{2e9 * load_profile('rx5670').memory.latency} ns"
+    slow = run(scenario.load(None, {"users": 16, "think_time": "0 s", "keying_time": "0 s", "warehouses": 100,
+                                    "database.db_cache": "8 GB", "database.redo_device": "redo", "run.warmup": "1 s",
+                                    "run.batch": "0.5 s", "run.min_batches": 2, "run.max_time": "3 s",
+                                    "hardware.memory.latency": doubled}, profile="rx5670", workload="tpcc"))
     assert slow.tpm < fast.tpm
 
 
@@ -131,11 +129,9 @@ def test_overcommitted_memory_pages_and_slows_users_down():
     base = {"users": 400, "think_time": "0.2 s", "keying_time": "0 s", "warehouses": 10, "users_on_host": True,
             "database.db_cache": "600 MB", "database.shared_pool": "100 MB", "run.warmup": "1 s",
             "run.batch": "1 s", "run.min_batches": 3, "run.max_time": "4 s"}
-    prof = load_profile("opteron-2way")
-    small = with_changes(prof, memory=__import__("dataclasses").replace(prof.memory, size=1330 * MB, kernel=512 * MB))
-    sc = scenario.load(None, base, profile="opteron-2way", workload="tpcc")
-    roomy = run(sc)
-    tight = run(__import__("dataclasses").replace(sc, profile=small))
+    roomy = run(scenario.load(None, base, profile="opteron-2way", workload="tpcc"))
+    small = {"hardware.memory.size": "1330 MB", "hardware.memory.kernel": "512 MB"}
+    tight = run(scenario.load(None, {**base, **small}, profile="opteron-2way", workload="tpcc"))
     assert tight.status == "ok" and tight.extra["memory"]["working_set_paged_out_pct"] > 0
     waits = {e["event"]: e for e in tight.top_events}
     assert "OS page in (swap)" in waits and "OS page in (swap)" not in {e["event"] for e in roomy.top_events}

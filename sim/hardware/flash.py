@@ -4,8 +4,9 @@ A brick (an X-Brick: two controllers and a shelf of SSDs) serves I/Os on many pa
 channels. Its spec gives a mean service time S at light load and an IOPS ceiling; by
 Little's law at saturation the brick has c = ceiling x S channels, so an M/M/c queue per
 brick with exponential service of mean S saturates exactly at the ceiling and is a
-closed form the tests check. A read's service may also have a fixed floor (flash reads vary far
-less than an exponential): floor + exponential(S - floor), same mean and ceiling, tighter spread.
+closed form the tests check. An I/O's service may also have a fixed floor (flash I/Os vary far
+less than an exponential): floor + exponential(S - floor), same mean and ceiling, tighter spread
+(then the M/M/c form is a bound, no longer exact).
 Data is spread over the bricks by content fingerprint, so an I/O goes to a brick chosen
 uniformly at random and adding bricks adds IOPS linearly.
 

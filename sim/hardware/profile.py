@@ -149,7 +149,7 @@ class FlashArraySpec:
     bandwidth_per_brick: float = param("bandwidth ceiling of one brick", kind="bandwidth", positive=True)
     service_time: float = param("mean array service time of a small read at light load", kind="time",
                                 positive=True)
-    service_floor: float = param("shortest service time: the fixed part of every read, the rest being an "
+    service_floor: float = param("shortest service time: the fixed part of every I/O, the rest being an "
                                  "exponential spread (omit: 0, all exponential)", kind="time", default=0.0,
                                  minimum=0.0)
     fabric_latency: float = param("round trip over the network fabric (FC/iSCSI)", kind="time", minimum=0.0)
@@ -263,8 +263,3 @@ def _load(path: str, _mtime_ns: int, _size: int) -> HardwareProfile:
     # Profiles are frozen, so a sweep of thousands of points may share one parse; the file's
     # mtime and size in the key make an edited profile load afresh.
     return build(HardwareProfile, read_yaml(Path(path)), Source(path))
-
-
-def with_changes(profile: HardwareProfile, **changes) -> HardwareProfile:
-    """A what-if copy of a profile (e.g. more sockets); nested specs replaced whole."""
-    return dataclasses.replace(profile, **changes)
