@@ -34,15 +34,16 @@ _ULPS = 1e-15  # about four units in the last place of a double, relative
 _NO_ARG = object()
 
 
+_NO_CALLBACKS = ()
+
+
 class _Wake:
     """A group's pending wake-up: what SimPy's event loop needs of an event and nothing more
-    (scheduled as env.schedule would a Timeout, so the event order is unchanged)."""
+    (scheduled as env.schedule would a Timeout, so the event order is unchanged). A wake-up
+    made stale by a later one loses its callback and costs only its pop."""
 
-    __slots__ = ("callbacks", "_ok")
-
-    def __init__(self, callbacks: list):
-        self.callbacks = callbacks
-        self._ok = True
+    __slots__ = ("callbacks",)
+    _ok = True
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class PipelineGroup:
 
     __slots__ = ("env", "index", "core", "strands", "pipelines", "spec", "rates", "utils", "busy",
                  "vt", "t_last", "heap", "pending", "seq", "busy_sys", "area_busy", "area_issue",
-                 "area_sys", "instructions")
+                 "area_sys", "instructions", "_callbacks")
 
     def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
                  pipelines: int, spec: CpuSpec):
@@ -109,6 +110,7 @@ class PipelineGroup:
         self.t_last = env.now
         self.heap: list = []
         self.pending: _Wake | None = None  # the one timeout that is not stale
+        self._callbacks = (self._fire,)   # shared by every wake-up: SimPy only reads it
         self.seq = 0
         self.area_busy = self.area_issue = self.area_sys = 0.0
         self.instructions = 0.0
@@ -155,14 +157,20 @@ class PipelineGroup:
         self.busy = busy = busy + 1
         self.busy_sys += sys_share
         delay = (heap[0][0] - self.vt) / self.rates[busy]
-        wake = self.pending = _Wake([self._fire])
+        if self.pending is not None:
+            self.pending.callbacks = _NO_CALLBACKS
+        wake = self.pending = _Wake()
+        wake.callbacks = self._callbacks
         heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
 
     def _reschedule(self) -> None:
+        if self.pending is not None:
+            self.pending.callbacks = _NO_CALLBACKS
         if self.heap:
             env = self.env
             delay = (self.heap[0][0] - self.vt) / self.rates[self.busy]
-            wake = self.pending = _Wake([self._fire])
+            wake = self.pending = _Wake()
+            wake.callbacks = self._callbacks
             heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
         else:
             self.pending = None
