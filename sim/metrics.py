@@ -16,6 +16,7 @@ import numpy as np
 _H_MIN, _H_RATIO = 1e-7, 1.02
 _H_BINS = int(math.log(1e5 / _H_MIN) / math.log(_H_RATIO)) + 2
 _LOG_RATIO = math.log(_H_RATIO)
+_log = math.log
 
 
 class Tally:
@@ -38,8 +39,11 @@ class Tally:
         self.total_sq += x * x
         if x > self.max:
             self.max = x
-        i = 0 if x <= _H_MIN else int(math.log(x / _H_MIN) / _LOG_RATIO) + 1
-        self.hist[i if i < _H_BINS else _H_BINS - 1] += 1
+        if x <= _H_MIN:
+            self.hist[0] += 1
+        else:
+            i = int(_log(x / _H_MIN) / _LOG_RATIO) + 1
+            self.hist[i if i < _H_BINS else _H_BINS - 1] += 1
 
     @property
     def mean(self) -> float:
