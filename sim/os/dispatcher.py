@@ -11,9 +11,10 @@ the burst spent in the kernel.
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappush
 
 import simpy
-from simpy.events import Event
+from simpy.events import NORMAL, Event
 
 from sim.hardware.cpu import Cpu
 
@@ -75,10 +76,9 @@ class Dispatcher:
     # ------------------------------------------------------------ placement
 
     def _pick_strand(self) -> int:
-        by_busy = self._by_busy
-        for k in range(len(by_busy)):
-            if by_busy[k]:
-                core = min(by_busy[k])
+        for cores in self._by_busy:
+            if cores:
+                core = min(cores)
                 break
         else:  # pragma: no cover - guarded by busy_strands < cpu_count
             raise RuntimeError("no idle strand")
@@ -154,8 +154,12 @@ class Dispatcher:
         if burst.remaining > 0.0:
             self.involuntary_switches += 1
             runq.append(burst)
-        else:
-            burst.event.succeed()
+        else:   # burst.event.succeed(), inlined: a pending event, scheduled now as env.schedule would
+            ev = burst.event
+            ev._ok = True
+            ev._value = None
+            env = self.env
+            heappush(env._queue, (now, NORMAL, next(env._eid), ev))
         if runq:
             self._start(runq.popleft(), self._pick_strand())
 
