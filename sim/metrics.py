@@ -71,12 +71,14 @@ class Level:
         self.t_last = self.since = env.now
 
     def set(self, value: float) -> None:
-        now = self.env.now
+        now = self.env._now
         self.area += (now - self.t_last) * self.value
         self.t_last, self.value = now, value
 
     def add(self, delta: float) -> None:
-        self.set(self.value + delta)
+        now = self.env._now   # set(), inlined
+        self.area += (now - self.t_last) * self.value
+        self.t_last, self.value = now, self.value + delta
 
     def mean(self) -> float:
         self.set(self.value)
