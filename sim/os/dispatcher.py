@@ -20,12 +20,10 @@ from sim.hardware.cpu import Cpu
 
 
 class _Burst:
-    __slots__ = ("remaining", "sys_share", "event", "strand", "started")
+    """A CPU burst in progress; run() fills it in (no __init__: one Python call less per burst)
+    and _start() sets its strand and start time."""
 
-    def __init__(self, remaining: float, sys_share: float, event: simpy.Event):
-        self.remaining, self.sys_share, self.event = remaining, sys_share, event
-        self.strand = -1
-        self.started = 0.0
+    __slots__ = ("remaining", "sys_share", "event", "strand", "started")
 
 
 class Dispatcher:
@@ -59,10 +57,11 @@ class Dispatcher:
     def run(self, instructions: float, sys_share: float = 0.0) -> simpy.Event:
         """An event that fires when `instructions` have executed on some strand."""
         ev = Event(self.env)
-        burst = _Burst(float(instructions), sys_share, ev)
         if instructions <= 0.0:
             ev.succeed()
             return ev
+        burst = _Burst()
+        burst.remaining, burst.sys_share, burst.event = float(instructions), sys_share, ev
         if self.busy_strands < self._cpu_count:
             self._start(burst, self._pick_strand())
         else:
