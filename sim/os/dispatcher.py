@@ -50,6 +50,7 @@ class Dispatcher:
         self._slice_cache: float | None = None
         self._cpu_count = cpu.cpu_count
         self._group_of_strand = cpu.group_of_strand
+        self._groups = cpu.groups
         self._on_slice_done = self._slice_done   # bound once: passed with every slice
 
     # ------------------------------------------------------------ public API
@@ -63,7 +64,7 @@ class Dispatcher:
         burst = _Burst()
         burst.remaining, burst.sys_share, burst.event = float(instructions), sys_share, ev
         if self.busy_strands < self._cpu_count:
-            self._start(burst, self._pick_strand())
+            self._start(burst)
         else:
             self._account()
             self.runq.append(burst)
@@ -74,22 +75,6 @@ class Dispatcher:
 
     # ------------------------------------------------------------ placement
 
-    def _pick_strand(self) -> int:
-        for cores in self._by_busy:
-            if cores:
-                core = min(cores)
-                break
-        else:  # pragma: no cover - guarded by busy_strands < cpu_count
-            raise RuntimeError("no idle strand")
-        groups = self._groups_of_core[core]
-        best = groups[0]
-        if len(groups) > 1:
-            gb = self._group_busy
-            for gi in groups:
-                if gb[gi] < gb[best]:
-                    best = gi
-        return self._idle[best].pop()
-
     def _slice(self) -> float:
         """Instructions a strand alone retires in one quantum: the length of a time slice."""
         if self._slice_cache is None:
@@ -97,19 +82,31 @@ class Dispatcher:
             self._slice_cache = g.rates[1] * self.quantum
         return self._slice_cache
 
-    def _start(self, burst: _Burst, strand: int) -> None:
+    def _start(self, burst: _Burst) -> None:
+        """Put a burst on an idle strand: the least busy core (the lowest-numbered of equals),
+        then its least busy pipeline group. Called only while a strand is idle."""
         now = self.env._now
         # _account(), inlined: the run queue is empty most of the time
         self.area_runq += (now - self._t_last) * len(self.runq)
         self._t_last = now
-        group = self._group_of_strand[strand]
-        core = group.core
         by_busy, core_busy = self._by_busy, self._core_busy
+        for cores in by_busy:
+            if cores:
+                core = min(cores)
+                break
+        groups = self._groups_of_core[core]
+        gi = groups[0]
+        group_busy = self._group_busy
+        if len(groups) > 1:
+            for g in groups:
+                if group_busy[g] < group_busy[gi]:
+                    gi = g
+        strand = self._idle[gi].pop()
         n = core_busy[core]
         by_busy[n].discard(core)
         core_busy[core] = n + 1
         by_busy[n + 1].add(core)
-        self._group_busy[group.index] += 1
+        group_busy[gi] += 1
         self.busy_strands += 1
         self.dispatches += 1
         burst.strand = strand
@@ -119,25 +116,14 @@ class Dispatcher:
         if run > length:
             run = length
         burst.remaining -= run
-        group.start(run, burst.sys_share, self._on_slice_done, burst)
-
-    def _release(self, strand: int) -> None:
-        group = self._group_of_strand[strand]
-        core = group.core
-        by_busy, core_busy = self._by_busy, self._core_busy
-        n = core_busy[core]
-        by_busy[n].discard(core)
-        core_busy[core] = n - 1
-        by_busy[n - 1].add(core)
-        self._group_busy[group.index] -= 1
-        self._idle[group.index].append(strand)
-        self.busy_strands -= 1
+        self._groups[gi].start(run, burst.sys_share, self._on_slice_done, burst)
 
     def _slice_done(self, burst: _Burst) -> None:
         strand = burst.strand
         now = self.env._now
         self.strand_busy_time[strand] += now - burst.started
         runq = self.runq
+        group = self._group_of_strand[strand]
         if burst.remaining > 0.0 and not runq:
             # Quantum over, nobody waiting: keep the strand for another quantum.
             burst.started = now
@@ -145,11 +131,20 @@ class Dispatcher:
             if run > self._slice_cache:   # set by the _start() that began this burst
                 run = self._slice_cache
             burst.remaining -= run
-            self._group_of_strand[strand].start(run, burst.sys_share, self._on_slice_done, burst)
+            group.start(run, burst.sys_share, self._on_slice_done, burst)
             return
         self.area_runq += (now - self._t_last) * len(runq)   # _account(), inlined
         self._t_last = now
-        self._release(strand)
+        # release the strand
+        core, gi = group.core, group.index
+        by_busy, core_busy = self._by_busy, self._core_busy
+        n = core_busy[core]
+        by_busy[n].discard(core)
+        core_busy[core] = n - 1
+        by_busy[n - 1].add(core)
+        self._group_busy[gi] -= 1
+        self._idle[gi].append(strand)
+        self.busy_strands -= 1
         if burst.remaining > 0.0:
             self.involuntary_switches += 1
             runq.append(burst)
@@ -160,7 +155,7 @@ class Dispatcher:
             env = self.env
             heappush(env._queue, (now, NORMAL, next(env._eid), ev))
         if runq:
-            self._start(runq.popleft(), self._pick_strand())
+            self._start(runq.popleft())
 
     # ------------------------------------------------------------ statistics
 
