@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import simpy
 
 from sim.db.instance import Instance, data_device, redo_device
+from sim.engine import Environment
 from sim.hardware.cpu import Cpu
 from sim.hardware.flash import FlashArray
 from sim.hardware.memory import MemorySystem
@@ -22,7 +22,7 @@ class System:
         self.scenario = scenario
         self.profile = profile = scenario.profile
         self.seed = scenario.spec.run.seed
-        self.env = env = simpy.Environment()
+        self.env = env = Environment()
         # hardware
         self.cpu = Cpu(env, profile.cpu)
         self.memory = MemorySystem(env, profile.memory, profile.cpu, self.cpu)

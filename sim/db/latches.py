@@ -81,14 +81,15 @@ class LatchFamily:
         self._picks: list[int] = []
         self.stats = LatchStats()
 
-    def _pick(self) -> int:
-        if not self._picks:
-            self._picks = self.rng.integers(0, self.children, 4096).tolist()
-        return self._picks.pop()
-
     def get(self) -> tuple[float, float]:
-        now = self.env.now
-        i = self._pick() if self.children > 1 else 0
+        now = self.env._now
+        if self.children > 1:   # the child covering the block: drawn in blocks of 4096
+            picks = self._picks
+            if not picks:
+                picks = self._picks = self.rng.integers(0, self.children, 4096).tolist()
+            i = picks.pop()
+        else:
+            i = 0
         free = self.free_at[i]
         wait = free - now if free > now else 0.0
         self.free_at[i] = (free if free > now else now) + self.hold

@@ -8,6 +8,7 @@ the next one, so one write carries more commits as the load grows (group commit)
 from __future__ import annotations
 
 import simpy
+from simpy.events import PENDING
 
 REDO_BLOCK = 512  # bytes: log writes are whole redo blocks
 
@@ -32,8 +33,9 @@ class LogWriter:
         ev = simpy.Event(self.env)
         self.pending.append(ev)
         self.pending_bytes += redo_bytes
-        if self.wakeup is not None and not self.wakeup.triggered:
-            self.wakeup.succeed()
+        wakeup = self.wakeup
+        if wakeup is not None and wakeup._value is PENDING:   # not wakeup.triggered
+            wakeup.succeed()
         return ev
 
     def _run(self):

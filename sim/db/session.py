@@ -9,22 +9,21 @@ from __future__ import annotations
 
 
 class Session:
-    __slots__ = ("instance", "sid", "env", "_dispatcher")
+    __slots__ = ("instance", "sid", "env", "cpu")
 
     def __init__(self, instance, sid: int):
         self.instance, self.sid = instance, sid
         self.env = instance.env
-        self._dispatcher = instance.dispatcher
-
-    def cpu(self, instructions: float, sys_share: float = 0.0):
-        """Run on a strand (queueing for one if all are busy); yield the returned event."""
-        return self._dispatcher.run(instructions, sys_share)
+        # cpu(instructions, sys_share=0.0): run on a strand (queueing for one if all are busy);
+        # yield the returned event. The dispatcher's own method, bound: no call in between.
+        self.cpu = instance.dispatcher.run
 
     def commit(self, redo_bytes: float):
         """Generator: post LGWR and wait for the redo to be written ('log file sync')."""
-        start = self.env.now
+        env = self.env
+        start = env._now
         yield self.instance.lgwr.commit(redo_bytes)
-        self.instance.waits.add("log file sync", self.env.now - start)
+        self.instance.waits.add("log file sync", env._now - start)
 
     def read_block(self, os_cached: bool = False, files: tuple[int, int] | None = None):
         """Generator: a buffer-cache miss: a free buffer, then one block from the datafiles

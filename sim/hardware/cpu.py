@@ -17,12 +17,12 @@ timeout fires at the earliest tag, and a timeout made stale by a later change is
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from functools import lru_cache
+from heapq import heappop, heappush
 
 import simpy
-from simpy.events import Timeout
+from simpy.events import NORMAL
 
 from sim.analytic import repairman
 from sim.hardware.profile import CpuSpec
@@ -31,6 +31,19 @@ from sim.hardware.profile import CpuSpec
 # floating-point slack from summing rate*dt, far below one instruction.
 _TAG_SLACK = 1e-6
 _ULPS = 1e-15  # about four units in the last place of a double, relative
+_NO_ARG = object()
+
+
+_NO_CALLBACKS = ()
+
+
+class _Wake:
+    """A group's pending wake-up: what SimPy's event loop needs of an event and nothing more
+    (scheduled as env.schedule would a Timeout, so the event order is unchanged). A wake-up
+    made stale by a later one loses its callback and costs only its pop."""
+
+    __slots__ = ("callbacks",)
+    _ok = True
 
 
 @dataclass(frozen=True)
@@ -83,7 +96,7 @@ class PipelineGroup:
 
     __slots__ = ("env", "index", "core", "strands", "pipelines", "spec", "rates", "utils", "busy",
                  "vt", "t_last", "heap", "pending", "seq", "busy_sys", "area_busy", "area_issue",
-                 "area_sys", "instructions")
+                 "area_sys", "instructions", "_callbacks")
 
     def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
                  pipelines: int, spec: CpuSpec):
@@ -96,7 +109,8 @@ class PipelineGroup:
         self.vt = 0.0
         self.t_last = env.now
         self.heap: list = []
-        self.pending: Timeout | None = None  # the one timeout that is not stale
+        self.pending: _Wake | None = None  # the one timeout that is not stale
+        self._callbacks = (self._fire,)   # shared by every wake-up: SimPy only reads it
         self.seq = 0
         self.area_busy = self.area_issue = self.area_sys = 0.0
         self.instructions = 0.0
@@ -109,7 +123,7 @@ class PipelineGroup:
         self._reschedule()
 
     def _advance(self) -> None:
-        now = self.env.now
+        now = self.env._now
         dt = now - self.t_last
         if dt > 0.0 and self.busy:
             done = dt * self.rates[self.busy]
@@ -120,42 +134,90 @@ class PipelineGroup:
             self.area_sys += dt * self.busy_sys
         self.t_last = now
 
-    def start(self, instructions: float, sys_share: float, done) -> None:
-        """Run `instructions` on one more strand of this group; call done() when finished."""
-        self._advance()
+    def start(self, instructions: float, sys_share: float, done, arg=_NO_ARG) -> None:
+        """Run `instructions` on one more strand of this group; call done() (done(arg) if an arg is
+        given) when finished."""
+        # _advance() and _reschedule() inlined: this runs once per slice of every burst.
+        env = self.env
+        now = env._now
+        busy = self.busy
+        dt = now - self.t_last
+        if dt > 0.0 and busy:
+            rates = self.rates
+            done_i = dt * rates[busy]
+            self.vt += done_i
+            self.instructions += done_i * busy
+            self.area_busy += dt * busy
+            self.area_issue += dt * self.utils[busy]
+            self.area_sys += dt * self.busy_sys
+        self.t_last = now
         self.seq += 1
-        heapq.heappush(self.heap, (self.vt + instructions, self.seq, sys_share, done))
-        self.busy += 1
+        heap = self.heap
+        heappush(heap, (self.vt + instructions, self.seq, sys_share, done, arg))
+        self.busy = busy = busy + 1
         self.busy_sys += sys_share
-        self._reschedule()
+        delay = (heap[0][0] - self.vt) / self.rates[busy]
+        if self.pending is not None:
+            self.pending.callbacks = _NO_CALLBACKS
+        wake = self.pending = _Wake()
+        wake.callbacks = self._callbacks
+        heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
 
     def _reschedule(self) -> None:
+        if self.pending is not None:
+            self.pending.callbacks = _NO_CALLBACKS
         if self.heap:
+            env = self.env
             delay = (self.heap[0][0] - self.vt) / self.rates[self.busy]
-            ev = self.pending = Timeout(self.env, delay if delay > 0.0 else 0.0)
-            ev.callbacks.append(self._fire)
+            wake = self.pending = _Wake()
+            wake.callbacks = self._callbacks
+            heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
         else:
             self.pending = None
 
-    def _fire(self, ev: Timeout) -> None:
+    def _fire(self, ev: _Wake) -> None:
         if ev is not self.pending:
             return  # stale: superseded by a later change of the busy count
-        self._advance()
-        finished = []
+        # _advance() and _reschedule() inlined: this runs once per slice of every burst.
+        env = self.env
+        now = env._now
+        busy, rates = self.busy, self.rates
+        dt = now - self.t_last
+        if dt > 0.0 and busy:
+            done_i = dt * rates[busy]
+            self.vt += done_i
+            self.instructions += done_i * busy
+            self.area_busy += dt * busy
+            self.area_issue += dt * self.utils[busy]
+            self.area_sys += dt * self.busy_sys
+        self.t_last = now
+        vt = self.vt
         heap = self.heap
+        finished = []
         # A timeout can fire a hair short of its tag: simulated time has finite resolution, and
         # so has vt. Accept what the float spacing of either cannot tell apart from done.
-        limit = self.vt + _TAG_SLACK + _ULPS * (self.vt + self.rates[self.busy] * self.env.now)
+        limit = vt + _TAG_SLACK + _ULPS * (vt + rates[busy] * now)
         while heap and heap[0][0] <= limit:
-            _tag, _seq, sys_share, done = heapq.heappop(heap)
-            self.busy -= 1
-            self.busy_sys -= sys_share
-            finished.append(done)
-        if not self.busy:
+            entry = heappop(heap)
+            busy -= 1
+            self.busy_sys -= entry[2]
+            finished.append(entry)
+        self.busy = busy
+        if not busy:
             self.busy_sys = 0.0
-        self._reschedule()
-        for done in finished:
-            done()
+        ev.callbacks = _NO_CALLBACKS
+        if heap:
+            delay = (heap[0][0] - vt) / rates[busy]
+            wake = self.pending = _Wake()
+            wake.callbacks = self._callbacks
+            heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
+        else:
+            self.pending = None
+        for _tag, _seq, _sys, done, arg in finished:
+            if arg is _NO_ARG:
+                done()
+            else:
+                done(arg)
 
     def reset_stats(self) -> None:
         self._advance()

@@ -11,19 +11,19 @@ the burst spent in the kernel.
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappush
 
 import simpy
+from simpy.events import NORMAL, Event
 
 from sim.hardware.cpu import Cpu
 
 
 class _Burst:
-    __slots__ = ("remaining", "sys_share", "event", "strand", "started")
+    """A CPU burst in progress; run() fills it in (no __init__: one Python call less per burst)
+    and _start() sets its strand and start time."""
 
-    def __init__(self, remaining: float, sys_share: float, event: simpy.Event):
-        self.remaining, self.sys_share, self.event = remaining, sys_share, event
-        self.strand = -1
-        self.started = 0.0
+    __slots__ = ("remaining", "sys_share", "event", "strand", "started")
 
 
 class Dispatcher:
@@ -48,20 +48,27 @@ class Dispatcher:
         self.involuntary_switches = 0
         self.stats_since = env.now
         self._slice_cache: float | None = None
+        self._cpu_count = cpu.cpu_count
+        self._group_of_strand = cpu.group_of_strand
+        self._groups = cpu.groups
+        self._on_slice_done = self._slice_done   # bound once: passed with every slice
 
     # ------------------------------------------------------------ public API
 
     def run(self, instructions: float, sys_share: float = 0.0) -> simpy.Event:
         """An event that fires when `instructions` have executed on some strand."""
-        ev = simpy.Event(self.env)
-        burst = _Burst(float(instructions), sys_share, ev)
+        ev = Event(self.env)
         if instructions <= 0.0:
             ev.succeed()
             return ev
-        if self.busy_strands < self.cpu.cpu_count:
-            self._start(burst, self._pick_strand())
+        burst = _Burst()
+        burst.remaining, burst.sys_share, burst.event = float(instructions), sys_share, ev
+        if self.busy_strands < self._cpu_count:
+            self._start(burst)
         else:
-            self._account()
+            now = self.env._now   # _account(), inlined: every burst queues on a saturated CPU
+            self.area_runq += (now - self._t_last) * len(self.runq)
+            self._t_last = now
             self.runq.append(burst)
         return ev
 
@@ -70,23 +77,6 @@ class Dispatcher:
 
     # ------------------------------------------------------------ placement
 
-    def _pick_strand(self) -> int:
-        by_busy = self._by_busy
-        for k in range(len(by_busy)):
-            if by_busy[k]:
-                core = min(by_busy[k])
-                break
-        else:  # pragma: no cover - guarded by busy_strands < cpu_count
-            raise RuntimeError("no idle strand")
-        groups = self._groups_of_core[core]
-        best = groups[0]
-        if len(groups) > 1:
-            gb = self._group_busy
-            for gi in groups:
-                if gb[gi] < gb[best]:
-                    best = gi
-        return self._idle[best].pop()
-
     def _slice(self) -> float:
         """Instructions a strand alone retires in one quantum: the length of a time slice."""
         if self._slice_cache is None:
@@ -94,51 +84,80 @@ class Dispatcher:
             self._slice_cache = g.rates[1] * self.quantum
         return self._slice_cache
 
-    def _start(self, burst: _Burst, strand: int) -> None:
-        self._account()
-        group = self.cpu.group_of_strand[strand]
-        core = group.core
-        self._by_busy[self._core_busy[core]].discard(core)
-        self._core_busy[core] += 1
-        self._by_busy[self._core_busy[core]].add(core)
-        self._group_busy[group.index] += 1
+    def _start(self, burst: _Burst) -> None:
+        """Put a burst on an idle strand: the least busy core (the lowest-numbered of equals),
+        then its least busy pipeline group. Called only while a strand is idle."""
+        now = self.env._now
+        # _account(), inlined: the run queue is empty most of the time
+        self.area_runq += (now - self._t_last) * len(self.runq)
+        self._t_last = now
+        by_busy, core_busy = self._by_busy, self._core_busy
+        for cores in by_busy:
+            if cores:
+                core = min(cores)
+                break
+        groups = self._groups_of_core[core]
+        gi = groups[0]
+        group_busy = self._group_busy
+        if len(groups) > 1:
+            for g in groups:
+                if group_busy[g] < group_busy[gi]:
+                    gi = g
+        strand = self._idle[gi].pop()
+        n = core_busy[core]
+        by_busy[n].discard(core)
+        core_busy[core] = n + 1
+        by_busy[n + 1].add(core)
+        group_busy[gi] += 1
         self.busy_strands += 1
         self.dispatches += 1
         burst.strand = strand
-        burst.started = self.env.now
-        run = min(burst.remaining, self._slice())
+        burst.started = now
+        run = burst.remaining
+        length = self._slice_cache if self._slice_cache is not None else self._slice()
+        if run > length:
+            run = length
         burst.remaining -= run
-        group.start(run, burst.sys_share, lambda: self._slice_done(burst))
-
-    def _release(self, strand: int) -> None:
-        group = self.cpu.group_of_strand[strand]
-        core = group.core
-        self._by_busy[self._core_busy[core]].discard(core)
-        self._core_busy[core] -= 1
-        self._by_busy[self._core_busy[core]].add(core)
-        self._group_busy[group.index] -= 1
-        self._idle[group.index].append(strand)
-        self.busy_strands -= 1
+        self._groups[gi].start(run, burst.sys_share, self._on_slice_done, burst)
 
     def _slice_done(self, burst: _Burst) -> None:
         strand = burst.strand
-        self.strand_busy_time[strand] += self.env.now - burst.started
-        if burst.remaining > 0.0 and not self.runq:
+        now = self.env._now
+        self.strand_busy_time[strand] += now - burst.started
+        runq = self.runq
+        group = self._group_of_strand[strand]
+        if burst.remaining > 0.0 and not runq:
             # Quantum over, nobody waiting: keep the strand for another quantum.
-            burst.started = self.env.now
-            run = min(burst.remaining, self._slice())
+            burst.started = now
+            run = burst.remaining
+            if run > self._slice_cache:   # set by the _start() that began this burst
+                run = self._slice_cache
             burst.remaining -= run
-            self.cpu.group_of_strand[strand].start(run, burst.sys_share, lambda: self._slice_done(burst))
+            group.start(run, burst.sys_share, self._on_slice_done, burst)
             return
-        self._account()
-        self._release(strand)
+        self.area_runq += (now - self._t_last) * len(runq)   # _account(), inlined
+        self._t_last = now
+        # release the strand
+        core, gi = group.core, group.index
+        by_busy, core_busy = self._by_busy, self._core_busy
+        n = core_busy[core]
+        by_busy[n].discard(core)
+        core_busy[core] = n - 1
+        by_busy[n - 1].add(core)
+        self._group_busy[gi] -= 1
+        self._idle[gi].append(strand)
+        self.busy_strands -= 1
         if burst.remaining > 0.0:
             self.involuntary_switches += 1
-            self.runq.append(burst)
-        else:
-            burst.event.succeed()
-        if self.runq:
-            self._start(self.runq.popleft(), self._pick_strand())
+            runq.append(burst)
+        else:   # burst.event.succeed(), inlined: a pending event, scheduled now as env.schedule would
+            ev = burst.event
+            ev._ok = True
+            ev._value = None
+            env = self.env
+            heappush(env._queue, (now, NORMAL, next(env._eid), ev))
+        if runq:
+            self._start(runq.popleft())
 
     # ------------------------------------------------------------ statistics
 

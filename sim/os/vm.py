@@ -48,21 +48,26 @@ class VirtualMemory:
         self.kinds: dict[str, list[float]] = {}   # kind -> [count, private bytes each, working set each]
         self.page_ins = 0
         self.swap_reads = 0
+        self._committed: float | None = None   # cached: asked once per transaction, changed at set-up
 
     # ------------------------------------------------------------ the account
 
     def map_shared(self, name: str, resident: float) -> None:
         """A shared segment (the SGA), counted once however many processes map it."""
         self.shared[name] = float(resident)
+        self._committed = None
 
     def add_processes(self, kind: str, count: int, private: float, working_set: float) -> None:
         """`count` more processes of a kind, each with `private` bytes of which `working_set`
         are touched every time it runs (O(1) whatever the count)."""
         entry = self.kinds.setdefault(kind, [0, float(private), float(min(working_set, private))])
         entry[0] += count
+        self._committed = None
 
     def committed(self) -> float:
-        return self.kernel + sum(self.shared.values()) + sum(n * p for n, p, _w in self.kinds.values())
+        if self._committed is None:
+            self._committed = self.kernel + sum(self.shared.values()) + sum(n * p for n, p, _w in self.kinds.values())
+        return self._committed
 
     def page_cache_size(self) -> float:
         """Free memory, which the OS uses as its page cache (less the scanner's reserve)."""
