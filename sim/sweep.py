@@ -45,6 +45,7 @@ import numpy as np
 
 from sim.config import OltpsimError, parse_scalar, read_yaml
 from sim.executors import open_executor
+from sim.metrics import batch_means_halfwidth
 from sim.scenario import Scenario, apply_overrides, resolve
 
 # Runs whose figures enter the means and intervals: not a batch job cut off at max_time
@@ -410,12 +411,7 @@ def primary_metric(table) -> str:
 
 def t_half_width(values: np.ndarray, confidence: float = 0.95) -> float:
     """Half-width of the Student-t interval of the mean of independent replications."""
-    n = len(values)
-    if n < 2:
-        return math.nan
-    from scipy.stats import t
-
-    return float(t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / math.sqrt(n))
+    return batch_means_halfwidth(values, confidence) if len(values) >= 2 else math.nan
 
 
 def summarize(table, varied: list[str], metrics: list[str]):
