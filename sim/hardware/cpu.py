@@ -31,10 +31,8 @@ from sim.hardware.profile import CpuSpec
 # floating-point slack from summing rate*dt, far below one instruction.
 _TAG_SLACK = 1e-6
 _ULPS = 1e-15  # about four units in the last place of a double, relative
-_NO_ARG = object()
-
-
-_NO_CALLBACKS = ()
+_NO_ARG = object()     # start() without an argument for done()
+_NO_CALLBACKS = ()     # a stale wake-up's callbacks: SimPy's loop pops it and runs nothing
 
 
 class _Wake:
