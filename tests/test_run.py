@@ -77,3 +77,27 @@ def test_more_users_than_strands_queue_in_the_run_queue():
     syncing = next(e["time_s"] for e in r.top_events if e["event"] == "log file sync") / r.measured_time
     assert r.run_queue == pytest.approx(users - busy - syncing, abs=1.5)
     assert r.run_queue > 5 and r.cpu_idle < 2.0
+
+
+def test_tpcc_users_start_where_steady_state_has_them():
+    """With TPC-C's fixed keying times, a user starts keying transaction k with odds
+    mix_k x keying_k, else thinking: so a New-Order can come before its 18 s keying time, and the
+    first transactions' mix is the steady state's (mix_k (keying_k + mean think) / mean cycle)."""
+    from collections import Counter
+
+    import workloads
+    from sim.system import System
+    from workloads.tpcc import STANDARD_KEYING, STANDARD_MIX, STANDARD_THINK
+
+    sc = scenario.load(None, {"users": 10, "warehouses": 1}, profile="t5220", workload="tpcc")
+    wl = workloads.get("tpcc").Workload(System(sc), sc.params)
+    firsts = [wl._first_transaction() for _ in range(40_000)]
+    total = sum(STANDARD_MIX.values())
+    mix = {t: v / total for t, v in STANDARD_MIX.items()}
+    think = sum(mix[t] * STANDARD_THINK[t] for t in mix)
+    cycle = sum(mix[t] * (STANDARD_KEYING[t] + STANDARD_THINK[t]) for t in mix)
+    seen = Counter(k for k, _ in firsts)
+    for t in mix:
+        assert seen[t] / len(firsts) == pytest.approx(mix[t] * (STANDARD_KEYING[t] + think) / cycle, abs=0.01)
+    early = [w for k, w in firsts if k == "new_order" and w < STANDARD_KEYING["new_order"]]
+    assert len(early) / seen["new_order"] == pytest.approx(STANDARD_KEYING["new_order"] / (STANDARD_KEYING["new_order"] + think), abs=0.02)
