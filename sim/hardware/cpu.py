@@ -135,20 +135,11 @@ class PipelineGroup:
     def start(self, instructions: float, sys_share: float, done, arg=_NO_ARG) -> None:
         """Run `instructions` on one more strand of this group; call done() (done(arg) if an arg is
         given) when finished."""
-        # _advance() and _reschedule() inlined: this runs once per slice of every burst.
+        # _reschedule() inlined: this runs once per slice of every burst.
+        self._advance()
         env = self.env
         now = env._now
         busy = self.busy
-        dt = now - self.t_last
-        if dt > 0.0 and busy:
-            rates = self.rates
-            done_i = dt * rates[busy]
-            self.vt += done_i
-            self.instructions += done_i * busy
-            self.area_busy += dt * busy
-            self.area_issue += dt * self.utils[busy]
-            self.area_sys += dt * self.busy_sys
-        self.t_last = now
         self.seq += 1
         heap = self.heap
         heappush(heap, (self.vt + instructions, self.seq, sys_share, done, arg))
@@ -176,19 +167,11 @@ class PipelineGroup:
     def _fire(self, ev: _Wake) -> None:
         if ev is not self.pending:
             return  # stale: superseded by a later change of the busy count
-        # _advance() and _reschedule() inlined: this runs once per slice of every burst.
+        # _reschedule() inlined: this runs once per slice of every burst.
+        self._advance()
         env = self.env
         now = env._now
         busy, rates = self.busy, self.rates
-        dt = now - self.t_last
-        if dt > 0.0 and busy:
-            done_i = dt * rates[busy]
-            self.vt += done_i
-            self.instructions += done_i * busy
-            self.area_busy += dt * busy
-            self.area_issue += dt * self.utils[busy]
-            self.area_sys += dt * self.busy_sys
-        self.t_last = now
         vt = self.vt
         heap = self.heap
         finished = []
