@@ -12,6 +12,7 @@ from collections import OrderedDict, deque
 
 import numpy as np
 import simpy
+from simpy.events import NORMAL
 
 from sim.hardware.profile import DiskSpec
 from sim.hardware.write_cache import WriteBackCache
@@ -179,12 +180,19 @@ class Controller:
         self.free_at = 0.0
         self.bytes = 0.0
 
-    def transfer(self, nbytes: float) -> simpy.Event:
-        """Occupy the bus for nbytes/bandwidth after whatever is already queued on it."""
-        start = max(self.env.now, self.free_at)
+    def transfer(self, nbytes: float, done: simpy.Event | None = None) -> simpy.Event:
+        """Occupy the bus for nbytes/bandwidth after whatever is already queued on it; the
+        returned event (`done`, if given: a pending event, fired when the bytes are across,
+        as a timeout would be, without a second event to relay it) fires when they are."""
+        env = self.env
+        start = max(env.now, self.free_at)
         self.free_at = start + nbytes / self.bandwidth
         self.bytes += nbytes
-        return self.env.timeout(self.free_at - self.env.now)
+        if done is None:
+            return env.timeout(self.free_at - env.now)
+        done._ok, done._value = True, None
+        env.schedule(done, NORMAL, self.free_at - env.now)
+        return done
 
 
 class Volume:
@@ -231,9 +239,9 @@ class Volume:
             return disk.submit(kind, nbytes, sequential, position, local if located else None)
         ctrl = self.controllers[index % len(self.controllers)]
         done = simpy.Event(self.env)
-        # the drive's completion books the bus transfer directly; the caller waits for the transfer
+        # the drive's completion books the bus transfer, whose end fires the caller's event
         disk.submit(kind, nbytes, sequential, position, local if located else None,
-                    then=lambda: ctrl.transfer(nbytes).callbacks.append(lambda _e: done.succeed()))
+                    then=lambda: ctrl.transfer(nbytes, done))
         return done
 
     def attach_cache(self, size: float) -> None:
