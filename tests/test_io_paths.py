@@ -158,6 +158,27 @@ def test_no_read_before_write_when_cached_or_written_directly(path, page_hit):
     assert disk.log == [(0.0, "write", 2048)]
 
 
+@pytest.mark.parametrize("path", ["raw", "cached_quick_io", "ufs_buffered", "vxfs_direct"])
+def test_write_then_does_what_write_does_and_calls_back_at_its_end(path):
+    """DBWR's callback form of a write (chained callbacks where no lock or page read is
+    involved, a process otherwise) issues the same disk I/O at the same times and ends when
+    the generator form does."""
+    ends = {}
+    logs = {}
+    for form in ("generator", "callback"):
+        env, disk, fs = _fs(path, 0.0)
+        if form == "generator":
+            def writer():
+                yield from fs.write(0)
+                ends[form] = env.now
+            env.process(writer())
+        else:
+            fs.write_then(0, lambda: ends.__setitem__(form, env.now))
+        env.run()
+        logs[form] = (disk.log, fs.writes)
+    assert logs["callback"] == logs["generator"] and ends["callback"] == ends["generator"] > 0.0
+
+
 def _log_writes(path, sizes):
     from sim.os.filesystem import PATHS, LogFile
     env = simpy.Environment()
@@ -218,9 +239,9 @@ def test_dbwr_writes_a_backlog_in_bounded_batches_each_in_file_order():
             self.batches.append(n)
             return self.rng.integers(7, size=n).tolist()
 
-        def write(self, file):
+        def write_then(self, file, done):
             self.order.append(file)
-            yield self.env.timeout(0.01)
+            self.env.timeout(0.01).callbacks.append(lambda _e: done())
     env = simpy.Environment()
     files = Files(env)
     dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
@@ -271,8 +292,8 @@ def test_dbwr_writes_each_buffer_in_the_files_of_its_segment_oldest_first():
             self.asked.append(list(ranges))
             return [0 if r is None else r[0] for r in ranges]
 
-        def write(self, file):
-            yield self.env.timeout(0.01)
+        def write_then(self, file, done):
+            self.env.timeout(0.01).callbacks.append(lambda _e: done())
     env = simpy.Environment()
     files = Files(env)
     dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())

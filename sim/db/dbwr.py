@@ -119,10 +119,9 @@ class DatabaseWriter:
         while self.batch_left and self.in_flight < self.width:
             self.batch_left -= 1
             self.in_flight += 1
-            self.env.process(self._write(self.order.popleft()))
+            self.datafiles.write_then(self.order.popleft(), self._written)
 
-    def _write(self, file: int):
-        yield from self.datafiles.write(file)
+    def _written(self) -> None:
         self.in_flight -= 1
         self.writes += 1
         self.written_total += 1

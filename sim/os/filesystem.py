@@ -173,6 +173,23 @@ class FileSystem:
         if lock is not None:
             lock.release(True)
 
+    def write_then(self, file: int | None, done) -> None:
+        """write() for a writer that wants a call, done(), when it ends rather than an event to
+        wait on (DBWR's many writes in flight). Without a file lock or a page to read first
+        (raw, Quick I/O, Cached Quick I/O) the steps are chained callbacks, not a process: two
+        events fewer per write, the same work in the same order."""
+        if self.locks or self.partial_writes:
+            self.env.process(self._write_and_call(file, done))
+            return
+        self.writes += 1
+        submit, size = self.volume.submit, self.block_size
+        self.dispatcher.run(self.write_instructions, 1.0).callbacks.append(
+            lambda _e: submit("write", size).callbacks.append(lambda _e2: done()))
+
+    def _write_and_call(self, file: int | None, done):
+        yield from self.write(file)
+        done()
+
     def reset_stats(self) -> None:
         self.reads = self.writes = self.cache_hits = 0
         self.pages_read_for_writes = 0
