@@ -150,14 +150,20 @@ class Dispatcher:
         if burst.remaining > 0.0:
             self.involuntary_switches += 1
             runq.append(burst)
-        else:   # burst.event.succeed(), inlined: a pending event, scheduled now as env.schedule would
-            ev = burst.event
-            ev._ok = True
-            ev._value = None
-            env = self.env
-            heappush(env._queue, (now, NORMAL, next(env._eid), ev))
+            if runq:
+                self._start(runq.popleft())
+            return
         if runq:
             self._start(runq.popleft())
+        # The burst is done: its waiter resumes now, from here, as the event loop would resume it
+        # a moment later at this same instant (one event fewer per burst; the strand is already
+        # someone else's if a burst was waiting for one).
+        ev = burst.event
+        ev._ok = True
+        ev._value = None
+        callbacks, ev.callbacks = ev.callbacks, None
+        for callback in callbacks:
+            callback(ev)
 
     # ------------------------------------------------------------ statistics
 
