@@ -140,17 +140,18 @@ def test_sqlldr_refuses_sessions_without_parallel_direct():
 
 
 def _create_index(dop):
-    r = run(scenario.load(None, {"table_size": "512 MB", "dop": dop, "run.max_time": "2000 s"},
-                          profile="t5220", workload="create_index"))
+    r = run(scenario.load(None, {"table_size": "512 MB", "read_size": "2 KB", "dop": dop,
+                                 "run.max_time": "2000 s"}, profile="t5220", workload="create_index"))
     return r, {e["event"]: e for e in r.top_events}
 
 
 def test_create_index_read_bottleneck_comes_with_more_streams_than_drive_segments():
-    """128 producers on 6 drives of 16 read-ahead segments: reads seek, queue and bound the run
-    (the paper's default-target signature); 16 producers fit the segments and the run is CPU-bound."""
+    """128 producers on 6 drives of 16 read-ahead segments, reading the paper's 2 KB blocks: reads
+    seek, queue and bound the run (the paper's default-target signature); 16 producers fit the
+    segments and the run is CPU-bound."""
     many, many_ev = _create_index(128)
     few, few_ev = _create_index(16)
-    blocks = 512 * MB / 8192.0
+    blocks = 512 * MB / 2048.0
     for ev in (many_ev, few_ev):   # each block is read once, one block a read
         assert ev["db file sequential read"]["waits"] == blocks
     assert few.devices["array"]["avg_service_ms"] < 0.5            # transfer + overhead: read-ahead hits

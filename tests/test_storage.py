@@ -144,3 +144,12 @@ def test_asm_normal_redundancy_writes_twice_reads_once():
     Volume(env, "p", pair, np.random.default_rng(9), "normal", mb).submit("write", mb, 0.0)
     env.run()
     assert [d.bytes for d in pair] == [mb, mb]
+
+
+def test_t5220_array_seek_curve_averages_to_the_data_sheet_seek():
+    """The T5220 array drives' curve (data-sheet track-to-track, derived full stroke) keeps the
+    data sheet's 3.5 ms average seek: track + 8/15 (full - track) over two uniform points."""
+    from sim.hardware.profile import load_profile
+    disk = load_profile("t5220").storage.disk_groups["array"].disk
+    mean = disk.track_seek + 8 / 15 * (disk.full_seek - disk.track_seek)
+    assert mean == pytest.approx(disk.avg_seek, rel=0.01)
