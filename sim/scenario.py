@@ -32,8 +32,6 @@ class OsSpec:
     redo_filesystem: str = param("I/O path of the online redo logs (raw: the redo device itself)", default="raw",
                                  choices=tuple(PATHS))
     bits: Literal[32, 64] = param("32- or 64-bit kernel", default=64)
-    aio_max_workers: int = param("Solaris libaio: most worker LWPs for async writes to files without KAIO "
-                                 "(aio.c: 256 in 1999, 50 in 1996)", default=256, minimum=1)
 
 
 @dataclass(frozen=True, kw_only=True)

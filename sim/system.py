@@ -51,8 +51,7 @@ class System:
             volume = self.devices[data_device(db, list(self.devices))]
             self.datafiles = FileSystem(env, self.dispatcher, volume, PATHS[os_spec.filesystem], db.datafiles,
                                         db.block_size, db.disk_asynch_io, self.rng("datafiles"),
-                                        page_size=profile.memory.page_size,
-                                        aio_workers=os_spec.aio_max_workers if profile.os == "solaris" else None)
+                                        page_size=profile.memory.page_size)
         # the redo logs as files: LGWR appends through that path to the redo device, in a circle
         # over the log groups (or the whole device when their size is not given)
         devices = self.devices

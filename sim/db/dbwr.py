@@ -122,7 +122,7 @@ class DatabaseWriter:
             self.env.process(self._write(self.order.popleft()))
 
     def _write(self, file: int):
-        yield self.datafiles.write_async(file)
+        yield from self.datafiles.write(file)
         self.in_flight -= 1
         self.writes += 1
         self.written_total += 1

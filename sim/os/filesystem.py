@@ -56,7 +56,6 @@ from dataclasses import dataclass
 
 import simpy
 
-from sim.os.libaio import LibAio
 from sim.os.rwlock import RWLock
 
 SYSCALL_DRIVER_INSTRUCTIONS = 20_000.0
@@ -95,8 +94,7 @@ class FileSystem:
     """Datafiles on one volume through one I/O path."""
 
     def __init__(self, env: simpy.Environment, dispatcher, volume, path: IoPath, files: int,
-                 block_size: float, async_io: bool, rng, page_size: float = 4096.0,
-                 aio_workers: int | None = None):
+                 block_size: float, async_io: bool, rng, page_size: float = 4096.0):
         self.env, self.dispatcher, self.volume, self.path = env, dispatcher, volume, path
         self.block_size = block_size
         self.page_size = page_size
@@ -117,8 +115,6 @@ class FileSystem:
         self.read_instructions = SYSCALL_DRIVER_INSTRUCTIONS + (fs if path.file_system else 0.0) + copy
         self.cache_hit_instructions = SYSCALL_DRIVER_INSTRUCTIONS / 2 + PAGE_LOOKUP_INSTRUCTIONS + copy
         self.write_instructions = self.read_instructions + (THREAD_AIO_INSTRUCTIONS if self.async_threads else 0.0)
-        # library AIO: writes queued round robin on worker FIFOs (Solaris libaio); None: a thread per write
-        self.aio = LibAio(env, aio_workers) if self.async_threads and aio_workers else None
         self.reads = self.writes = self.cache_hits = 0
         self.lock_wait = 0.0
 
@@ -176,13 +172,6 @@ class FileSystem:
         yield self.volume.submit("write", self.block_size)
         if lock is not None:
             lock.release(True)
-
-    def write_async(self, file: int | None = None) -> simpy.Event:
-        """An asynchronous write (as aiowrite()): the event fires when it is on disk. Without KAIO
-        it goes through the library's workers when the OS has them (`aio_workers`)."""
-        if self.aio is not None:
-            return self.aio.submit(lambda: self.write(file))
-        return self.env.process(self.write(file))
 
     def reset_stats(self) -> None:
         self.reads = self.writes = self.cache_hits = 0
