@@ -302,3 +302,40 @@ def test_dbwr_writes_each_buffer_in_the_files_of_its_segment_oldest_first():
     dbwr.dirty(1, (9, 1))
     env.run(until=5.0)
     assert files.asked == [[None, None, (5, 2), (5, 2), (5, 2), (9, 1)]]
+
+
+@pytest.mark.parametrize("max_writes", [1, 2, 0])
+def test_dbwr_max_writes_caps_what_is_outstanding_and_a_sorted_batch_drains_file_by_file(max_writes):
+    """40 dirty buffers over 4 locked files, each write 1 s on a disk without queueing. Sorted by
+    file, N writes in flight queue on one file's lock except where two files meet: the batch
+    takes 40 s with one in flight, 40 - 3 with two (one overlap per file boundary), and as
+    long as the busiest file's share with no cap (the files drain side by side)."""
+    from sim.db.dbwr import DatabaseWriter
+    from sim.metrics import WaitEvents
+    env, disk, fs = _fs("vxfs_direct", 1.0, files=4)
+    outstanding, peak = [0], [0]
+    write = fs.write
+
+    def counted(file=None):
+        outstanding[0] += 1
+        peak[0] = max(peak[0], outstanding[0])
+        yield from write(file)
+        outstanding[0] -= 1
+    fs.write = counted
+    dbwr = DatabaseWriter(env, _Cpu(env), fs, 10_000, True, 0, WaitEvents(), max_writes=max_writes)
+    dbwr.dirty(40)
+    env.run(until=100.0)
+    assert dbwr.writes == 40
+    starts = [t for t, kind, _ in disk.log if kind == "write"]
+    drain = max(starts) + 1.0 - min(starts)
+    per_file = [s["write_acquires"] for s in (lock.stats() for lock in fs.locks)]
+    assert min(per_file) >= 2
+    expected = {1: 40.0, 2: 37.0, 0: float(max(per_file))}[max_writes]
+    assert drain == pytest.approx(expected)
+    assert peak[0] == (max_writes or 40)
+
+
+def test_dbwr_max_writes_must_not_be_negative():
+    with pytest.raises(ConfigError) as err:
+        _ue(**{"database.dbwr_max_writes": -1})
+    assert "database.dbwr_max_writes" in str(err.value)

@@ -4,7 +4,11 @@ Sessions hand over the blocks they dirtied; DBWR writes them in batches: it slee
 WRITE_BATCH buffers are dirty or its TIMEOUT expires, then issues the whole batch at once. With asynchronous
 I/O (disk_asynch_io) it keeps up to MAX_ASYNC_WRITES writes in flight (kernel AIO or library
 threads, as the file system allows); with dbwr_io_slaves it hands each block to one of that
-many I/O slave processes, each writing synchronously, one block at a time.
+many I/O slave processes, each writing synchronously, one block at a time. `max_writes`
+(Oracle's _db_writer_max_writes, "max number of outstanding DB Writer IOs"; 0: no limit)
+caps either: with a batch in file order and a single-writer lock per file, a few writes in
+flight all queue on one or two files' locks, so those files stay write-locked while the batch
+drains file after file and their readers wait behind the queued writers.
 
 When the backlog of dirty buffers not yet written passes FREE_BUFFER_LIMIT of the cache, a
 session that needs a free buffer for a read waits ("free buffer waits") until DBWR catches
@@ -34,10 +38,12 @@ TIMEOUT = 3.0
 
 class DatabaseWriter:
     def __init__(self, env: simpy.Environment, dispatcher, datafiles, buffers: float, async_io: bool,
-                 io_slaves: int, waits):
+                 io_slaves: int, waits, max_writes: int = 0):
         self.env, self.dispatcher, self.datafiles, self.waits = env, dispatcher, datafiles, waits
         self.limit = max(1.0, FREE_BUFFER_LIMIT * buffers)
         self.width = io_slaves if io_slaves > 0 else (MAX_ASYNC_WRITES if async_io else 1)
+        if max_writes > 0:
+            self.width = min(self.width, max_writes)
         self.batch_size = min(WRITE_BATCH, self.limit)
         self.pending = 0          # dirty buffers not yet in a batch
         self.batch_left = 0       # buffers of the current batch not yet issued

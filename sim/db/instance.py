@@ -57,6 +57,8 @@ class DatabaseSpec:
     disk_asynch_io: bool = param("disk_asynch_io: DBWR writes asynchronously", default=True)
     dbwr_io_slaves: int = param("dbwr_io_slaves: I/O slaves writing synchronously for DBWR (0: none)",
                                 default=0, minimum=0)
+    dbwr_max_writes: int = param("_db_writer_max_writes: most DBWR writes outstanding at once (0: as many as its "
+                                 "async I/O or I/O slaves allow)", default=0, minimum=0)
     oracle_bits: Literal[32, 64] = param("32- or 64-bit Oracle (32-bit: the SGA must fit its address space)",
                                          default=64)
 
@@ -100,7 +102,7 @@ class Instance:
         self.dbwr = None
         if datafiles is not None:
             self.dbwr = DatabaseWriter(env, dispatcher, datafiles, spec.db_cache / spec.block_size,
-                                       spec.disk_asynch_io, spec.dbwr_io_slaves, self.waits)
+                                       spec.disk_asynch_io, spec.dbwr_io_slaves, self.waits, spec.dbwr_max_writes)
             if spec.redo_log_size is not None:
                 self.lgwr.checkpoints = LogSwitchCheckpoints(env, self.dbwr, spec.redo_log_size,
                                                              spec.redo_log_groups, self.waits)
