@@ -30,7 +30,7 @@ class OltpsimError(Exception):
 class ConfigError(OltpsimError):
     def __init__(self, file: str, path: str, problem: str):
         self.file, self.path, self.problem = file, path, problem
-        super().__init__(f"{file}: {path or '(top level)'}: {problem}")
+        super().__init__(f"{file}: {path}: {problem}" if path else f"{file}: {problem}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
         try:
             out = units.parse(value, kind)
         except units.UnitError as exc:
-            raise src.bad(value, str(exc)) from None
+            raise _unit_error(src, value, kind, str(exc)) from None
         if tp is int:
             out = int(round(out))
         return _limits(out, value, meta, src, units.expected(kind))
@@ -141,6 +141,14 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
     if tp is Any or tp is object:
         return value
     raise TypeError(f"config type {tp!r} is not supported")  # a programming error, not input
+
+
+def _unit_error(src: Source, value: Any, kind: str, reason: str) -> ConfigError:
+    """'got '10 GBB' (unknown unit 'GBB'); expected a size with a unit, ...': what is wrong with
+    the value beside the value, then what was expected (units.parse puts both in one message)."""
+    expected = units.expected(kind)
+    what = reason[: -len(expected)].rstrip(": ") if reason.endswith(expected) else ""
+    return src.error(f"got {value!r}{f' ({what})' if what else ''}; expected {expected}")
 
 
 def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:

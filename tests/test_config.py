@@ -150,7 +150,7 @@ def test_every_builtin_profile_loads_and_derives_cpu_count():
     (["run", "--profile", "t5221", "--workload", "tpcc"], "unknown hardware profile 't5221'"),
     (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "userz=3"], "params.userz: unknown key"),
     (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "run.max_time=5"],
-     "run.max_time: got 5; expected missing unit"),
+     "run.max_time: got 5 (missing unit); expected a time with a unit"),
     (["profile", "show", "nosuch"], "unknown hardware profile"),
     (["reproduce", "nosuch.experiment"], "unknown experiment"),
 ])
@@ -167,7 +167,7 @@ def test_bad_scenario_file_names_the_file(tmp_path):
     path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\nrun: {warmup: 2}\n")
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert f"{path}: run.warmup: got 2; expected missing unit" in proc.stderr
+    assert f"{path}: run.warmup: got 2 (missing unit); expected a time with a unit" in proc.stderr
 
 
 def test_hardware_changes_lay_over_the_profile_and_leave_it_alone():
@@ -202,3 +202,18 @@ def test_a_layout_by_segment_needs_a_file_per_segment():
         scenario.load(None, {**base, "database.datafiles": 3}, profile="ue10000", workload="tpcc")
     assert info.value.path == "database.datafiles" and "at least 7" in info.value.problem
     assert scenario.load(None, {**base, "database.datafiles": 7}, profile="ue10000", workload="tpcc")
+
+
+def test_a_bad_unit_shows_the_value_then_what_was_expected():
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8, "database.db_cache": "10 GBB"}, profile="t5220", workload="tpcc")
+    assert info.value.path == "database.db_cache"
+    assert "got '10 GBB' (unknown unit 'GBB'); expected a size with a unit" in str(info.value)
+
+
+def test_a_yaml_syntax_error_has_no_key_path(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: x\ncpu: [1, 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    assert str(info.value).startswith(f"{path}: YAML syntax error at line 3")
