@@ -200,10 +200,10 @@ def profile():
 @click.argument("name")
 def profile_show(name):
     """Print a profile and the figures derived from it."""
-    from sim.hardware.profile import load_profile
+    from sim.scenario import open_profile
     from sim.units import format_quantity
 
-    p = load_profile(name)
+    p = open_profile(name)
     d = p.derived()
     c, m = p.cpu, p.memory
     click.echo(f"{p.name}: {p.description}  (OS: {p.os})")

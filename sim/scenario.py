@@ -104,16 +104,26 @@ def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[
     return data
 
 
+def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Source | None = None) -> HardwareProfile:
+    """load_profile, with a profile path that names no file refused as input (load_profile stats
+    the file before reading it, so a missing one would end in a traceback)."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and not path.is_file():
+        raise OltpsimError(f"{path}: cannot read: no such file; expected a built-in profile name "
+                           f"(oltpsim profiles) or the path of a profile YAML")
+    return load_profile(name_or_path, changes, src)
+
+
 def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     """Check a scenario mapping completely (profile, workload, params, devices) before running."""
     src = Source(source)
     spec = build(ScenarioSpec, data, src)
     try:
-        profile = load_profile(spec.profile)
+        profile = open_profile(spec.profile)
     except OltpsimError as exc:
         raise src.at("profile").error(str(exc)) from None
     if spec.hardware:
-        profile = load_profile(spec.profile, spec.hardware, src.at("hardware"))
+        profile = open_profile(spec.profile, spec.hardware, src.at("hardware"))
     try:
         module = workloads.get(spec.workload)
     except OltpsimError as exc:

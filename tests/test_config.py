@@ -204,6 +204,10 @@ def test_a_layout_by_segment_needs_a_file_per_segment():
     assert scenario.load(None, {**base, "database.datafiles": 7}, profile="ue10000", workload="tpcc")
 
 
+def cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
 def test_a_bad_unit_shows_the_value_then_what_was_expected():
     with pytest.raises(ConfigError) as info:
         scenario.load(None, {"users": 8, "database.db_cache": "10 GBB"}, profile="t5220", workload="tpcc")
@@ -217,3 +221,22 @@ def test_a_yaml_syntax_error_has_no_key_path(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_profile(path)
     assert str(info.value).startswith(f"{path}: YAML syntax error at line 3")
+
+
+def test_a_profile_path_that_names_no_file_is_input_not_a_crash(tmp_path):
+    missing = tmp_path / "nosuch.yaml"
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8}, profile=str(missing), workload="tpcc")
+    assert info.value.path == "profile" and f"{missing}: cannot read: no such file" in info.value.problem
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["profile", "show", "nosuch.yaml"], "nosuch.yaml: cannot read: no such file; expected a built-in profile name"),
+    (["run", "--profile", "nosuch.yml", "--workload", "tpcc"], "profile: nosuch.yml: cannot read: no such file"),
+])
+def test_cli_refuses_before_running_with_one_line(args, fragment):
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert fragment in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
