@@ -64,13 +64,32 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
         overrides["run.seed"] = str(seed)
     if scenario_file is None and (profile is None or workload is None):
         raise OltpsimError("give a scenario file, or both --profile and --workload")
+    _check_output_file("--json", json_file)
     sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
     result = _with_progress(lambda cb: run_scenario(sc, progress=cb), sc.label)
     click.echo(report.summary(result) if brief else report.full(result))
     if json_file:
-        Path(json_file).write_text(result.to_json())
+        _write("--json", json_file, result.to_json())
     if result.status == "error":
         sys.exit(1)
+
+
+def _check_output_file(option: str, path: str | None) -> None:
+    """Refuse an output file that cannot be written before the run, not after it."""
+    if path is None:
+        return
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise OltpsimError(f"{option} {path}: folder {folder} does not exist; expected a file in an existing folder")
+    if not os.access(folder, os.W_OK):
+        raise OltpsimError(f"{option} {path}: folder {folder} is not writable")
+
+
+def _write(option: str, path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise OltpsimError(f"{option} {path}: cannot write: {exc.strerror}") from None
 
 
 def _with_progress(fn, label: str):
@@ -98,12 +117,13 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
     exps = ex.select(list(ids) or None, quick=quick)
     if not exps:
         raise OltpsimError("no experiment selected")
+    _check_output_file("--json", json_file)
     results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty())
     figures = [f for e in exps for f in ex.score(e, results)]
     click.echo(ex.scoreboard(figures))
     if json_file:
-        Path(json_file).write_text(json.dumps({"figures": ex.figures_to_dicts(figures),
-                                               "summary": ex.summary_line(figures)}, indent=2, default=str))
+        _write("--json", json_file, json.dumps({"figures": ex.figures_to_dicts(figures),
+                                                "summary": ex.summary_line(figures)}, indent=2, default=str))
     if plot_dir:
         for e in exps:
             path = ex.plot(e, figures, Path(plot_dir) / f"{e.id}.png")

@@ -233,10 +233,13 @@ def test_a_profile_path_that_names_no_file_is_input_not_a_crash(tmp_path):
 @pytest.mark.parametrize("args, fragment", [
     (["profile", "show", "nosuch.yaml"], "nosuch.yaml: cannot read: no such file; expected a built-in profile name"),
     (["run", "--profile", "nosuch.yml", "--workload", "tpcc"], "profile: nosuch.yml: cannot read: no such file"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--json", "no-such-dir/r.json"],
+     "--json no-such-dir/r.json: folder no-such-dir does not exist; expected a file in an existing folder"),
+    (["reproduce", "tseries.t5440", "--json", "no-such-dir/s.json"], "--json no-such-dir/s.json: folder no-such-dir"),
 ])
 def test_cli_refuses_before_running_with_one_line(args, fragment):
     proc = cli(*args)
     assert proc.returncode == 2, proc.stderr
     assert fragment in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
-    assert proc.stdout == ""
+    assert proc.stdout == ""   # nothing ran: no report, no scoreboard
