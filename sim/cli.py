@@ -107,7 +107,7 @@ def _with_progress(fn, label: str):
 @main.command()
 @click.argument("ids", nargs=-1)
 @click.option("--quick", is_flag=True, help="only the quick subset (what CI runs)")
-@click.option("--jobs", "-j", type=int, default=None, help="parallel processes (default: all cores)")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="parallel processes (default: all cores)")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="write the scoreboard as JSON")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="draw each table as a PNG in this folder")
 def reproduce(ids, quick, jobs, json_file, plot_dir):
@@ -141,7 +141,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
               help="runs per point; replication r uses the same seed at every point")
 @click.option("--out", type=click.Path(file_okay=False),
               help="output folder (default: sweep-<scenario name>); rerun with it to resume")
-@click.option("--jobs", "-j", type=int, help="local worker processes (default: all cores)")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="local worker processes (default: all cores)")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
 @click.option("--dask-local", type=int, metavar="N", help="run on a Dask LocalCluster of N processes started here")
 @click.option("--metric", help="figure summarised and plotted (default: tpm, or elapsed for batch jobs)")

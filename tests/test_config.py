@@ -243,3 +243,11 @@ def test_cli_refuses_before_running_with_one_line(args, fragment):
     assert fragment in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert proc.stdout == ""   # nothing ran: no report, no scoreboard
+
+
+@pytest.mark.parametrize("command", ["reproduce", "sweep"])
+def test_zero_jobs_is_refused(command):
+    proc = cli(command, "--profile", "t5220", "--workload", "tpcc", "--vary", "users=8", "-j", "0") \
+        if command == "sweep" else cli(command, "tseries.t5440", "-j", "0")
+    assert proc.returncode == 2 and "'--jobs' / '-j': 0 is not in the range x>=1" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
