@@ -55,7 +55,9 @@ def _scenario_source(fn):
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the Result as JSON")
 @click.option("--brief", is_flag=True, help="summary only")
 def run(scenario_file, profile, workload, sets, seed, json_file, brief):
-    """Simulate one scenario and print what the system would show."""
+    """Simulate one scenario and print what the system would show.
+
+    Exits 1 when the run gives no figures (out of memory, error), 2 on bad input."""
     from sim import report, scenario
     from sim.run import run as run_scenario
 
@@ -70,8 +72,14 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     click.echo(report.summary(result) if brief else report.full(result))
     if json_file:
         _write("--json", json_file, result.to_json())
-    if result.status == "error":
+    if result.status in report.NO_FIGURES:
+        hint = _OUT_OF_MEMORY_KEYS if result.status == "out_of_memory" else ""
+        click.echo(f"oltpsim: {result.status.replace('_', ' ')}: {result.message}{hint}", err=True)
         sys.exit(1)
+
+
+_OUT_OF_MEMORY_KEYS = ("; the settings that decide it: database.db_cache + database.shared_pool (the SGA), "
+                       "database.server_memory per session, hardware.memory.size, hardware.memory.swap")
 
 
 def _check_output_file(option: str, path: str | None) -> None:

@@ -17,6 +17,10 @@ def _table(headers: list[str], rows: list[list], align: str | None = None) -> st
     return "\n".join(out)
 
 
+# Outcomes that end before any figure is measured: nothing but the outcome to report.
+NO_FIGURES = ("out_of_memory", "error")
+
+
 def _ms(x: float | None) -> str:
     return "" if x is None else f"{1000 * x:.2f}"
 
@@ -25,7 +29,7 @@ def summary(r: Result) -> str:
     lines = [f"== {r.label}  ({r.profile}, {r.workload}, seed {r.seed})"]
     if r.status != "ok":
         lines.append(f"outcome: {r.status.upper().replace('_', ' ')}  {r.message}")
-        if r.status in ("out_of_memory", "error"):
+        if r.status in NO_FIGURES:
             return "\n".join(lines)
     if r.tpm is not None:
         hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
@@ -53,7 +57,7 @@ def summary(r: Result) -> str:
 
 def full(r: Result) -> str:
     parts = [summary(r)]
-    if r.status in ("out_of_memory", "error"):
+    if r.status in NO_FIGURES:
         return parts[0]
     if r.response:
         rows = [[t, f"{v['count']:,}", _ms(v["mean"]), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]

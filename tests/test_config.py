@@ -251,3 +251,12 @@ def test_zero_jobs_is_refused(command):
         if command == "sweep" else cli(command, "tseries.t5440", "-j", "0")
     assert proc.returncode == 2 and "'--jobs' / '-j': 0 is not in the range x>=1" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_an_sga_larger_than_memory_exits_1_naming_the_settings_that_decide_it():
+    proc = cli("run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "database.db_cache=200 GB")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("oltpsim: out of memory: kernel and SGA (")
+    assert "exceed physical memory 64.00 GB" in err and "database.db_cache" in err and "hardware.memory.size" in err
+    assert "OUT OF MEMORY" in proc.stdout and "throughput" not in proc.stdout
