@@ -61,24 +61,39 @@ class Result:
         return json.dumps(self.to_dict(), indent=2, default=float)
 
     def flat(self) -> dict[str, Any]:
-        """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet)."""
+        """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet), with
+        every figure the text report prints. Times in seconds unless the name says ms."""
         row = {f"in.{k}": v for k, v in self.inputs.items()}
         for k, v in self.to_dict().items():
             if k in ("inputs", "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "extra"):
                 continue
             row[k] = v
-        for k, v in self.extra.items():
-            if isinstance(v, (int, float, str, bool)) or v is None:
-                row[f"extra.{k}"] = v
+        _flatten_scalars("extra", self.extra, row)
         if self.core_utilisation:
             row["core_utilisation_mean"] = sum(self.core_utilisation) / len(self.core_utilisation)
+        if self.strand_utilisation:
+            row["strand_utilisation_mean"] = sum(self.strand_utilisation) / len(self.strand_utilisation)
         for ev in self.top_events[:5]:
-            row[f"wait.{ev['event']}.avg_ms"] = ev["avg_ms"]
+            for k in ("waits", "time_s", "avg_ms", "pct_db_time"):
+                row[f"wait.{ev['event']}.{k}"] = ev[k]
         for t, r in self.response.items():
-            row[f"rt.{t}.mean"] = r["mean"]
+            for k, v in r.items():
+                row[f"rt.{t}.{k}"] = v
+        for name, d in self.devices.items():
+            for k, v in d.items():
+                row[f"device.{name}.{k}"] = v
         return row
 
     def to_frame(self):
         import pandas as pd
 
         return pd.DataFrame([self.flat()])
+
+
+def _flatten_scalars(prefix: str, tree: dict, row: dict) -> None:
+    """Scalars of a nested mapping as dotted columns: extra.memory.ram_mb; lists are left out."""
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            _flatten_scalars(f"{prefix}.{k}", v, row)
+        elif isinstance(v, (int, float, str, bool)) or v is None:
+            row[f"{prefix}.{k}"] = v

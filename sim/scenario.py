@@ -79,13 +79,15 @@ class Scenario:
         return self.spec.name or f"{self.profile.name}/{self.spec.workload}"
 
     def describe(self) -> dict:
+        """Every input as a dotted key (values in SI units): what a Result records of its run."""
+        spec = dataclasses.asdict(self.spec)
         return {"profile": self.profile.name, "workload": self.spec.workload,
-                **_dotted("hardware", self.spec.hardware),
-                **{f"params.{k}": v for k, v in dataclasses.asdict(self.params).items()}}
+                **_dotted("hardware", self.spec.hardware), **_dotted("params", dataclasses.asdict(self.params)),
+                **_dotted("database", spec["database"]), **_dotted("os", spec["os"]), **_dotted("run", spec["run"])}
 
 
 def _dotted(prefix: str, tree: dict) -> dict:
-    """{'memory': {'size': '10 GB'}} -> {'hardware.memory.size': '10 GB'}: what-if changes as columns."""
+    """{'memory': {'size': '10 GB'}} -> {'hardware.memory.size': '10 GB'}: nested settings as columns."""
     out = {}
     for key, value in tree.items():
         if isinstance(value, dict):
