@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -151,7 +152,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
               help="output folder (default: sweep-<scenario name>); rerun with it to resume")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="local worker processes (default: all cores)")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
-@click.option("--dask-local", type=int, metavar="N", help="run on a Dask LocalCluster of N processes started here")
+@click.option("--dask-local", type=click.IntRange(min=1), metavar="N", help="run on a Dask LocalCluster of N processes started here")
 @click.option("--metric", help="figure summarised and plotted (default: tpm, or elapsed for batch jobs)")
 @click.option("--plot", "plot_x", metavar="SETTING", help="plot the metric against this varied setting")
 @click.option("--by", multiple=True, metavar="SETTING", help="one line per value of this setting (default: the others)")
@@ -159,7 +160,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
           metric, plot_x, by):
     """Run many what-ifs: every point x replication, saved as it finishes, resumable."""
     from sim import sweep as sw
-    from sim.report import _table
+    from sim.report import figure, table
 
     if scenario_file is None and (profile is None or workload is None):
         raise OltpsimError("give a scenario file, or both --profile and --workload")
@@ -189,13 +190,13 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     summ = res.summary([m])
     rows = []
     for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)
-        ci = "" if r[f"{m}.ci95"] != r[f"{m}.ci95"] else f"± {_figure(r[f'{m}.ci95'])}"
+        ci = "" if math.isnan(r[f"{m}.ci95"]) else f"± {figure(r[f'{m}.ci95'])}"
         outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
         rows.append([r["point"], *(r[k] for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
-                     "" if r[m] != r[m] else _figure(r[m]), ci, outcome[:100]])
-    click.echo(_table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
+                     "" if math.isnan(r[m]) else figure(r[m]), ci, outcome[:100]])
+    click.echo(table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
                       "r" + "l" * len(res.varied) + "rrrl"))
     if plot_x:
         path = res.out / f"{m}-vs-{plot_x}.png"
@@ -203,10 +204,6 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         res.files.append(path)
     for f in res.files:
         click.echo(f"wrote {f}", err=True)
-
-
-def _figure(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 @main.command()

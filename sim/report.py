@@ -5,7 +5,9 @@ from __future__ import annotations
 from sim.result import Result
 
 
-def _table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+def table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+    """Columns padded to their widest cell under a dashed rule; align 'l'/'r' per column
+    (default: the first left, the rest right)."""
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     align = align or "l" + "r" * (len(headers) - 1)
@@ -19,6 +21,11 @@ def _table(headers: list[str], rows: list[list], align: str | None = None) -> st
 
 # Outcomes that end before any figure is measured: nothing but the outcome to report.
 NO_FIGURES = ("out_of_memory", "error")
+
+
+def figure(x: float) -> str:
+    """A figure as people read it: thousands separated from 100 up, three significant digits below."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def _ms(x: float | None) -> str:
@@ -75,22 +82,22 @@ def full(r: Result) -> str:
     if r.response:
         rows = [[t, f"{v['count']:,}", _ms(v["mean"]), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
                 for t, v in r.response.items()]
-        parts.append("Response time (ms)\n" + _table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
+        parts.append("Response time (ms)\n" + table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
     if r.top_events:
         rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",
                  "" if e["avg_ms"] is None else f"{e['avg_ms']:.2f}", f"{e['pct_db_time']:.1f}"]
                 for e in r.top_events[:5]]
-        parts.append("Top 5 timed events (AWR-like)\n" + _table(["event", "waits", "time (s)", "avg wait (ms)", "% DB time"], rows))
+        parts.append("Top 5 timed events (AWR-like)\n" + table(["event", "waits", "time (s)", "avg wait (ms)", "% DB time"], rows))
     if r.devices:
         rows = [[n, f"{d['iops']:,.0f}", f"{d['mb_per_s']:.1f}", f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}",
                  f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]
         if rows:
-            parts.append("Devices (iostat-like)\n" + _table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
+            parts.append("Devices (iostat-like)\n" + table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
     parts += [p for p in (_load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
     if r.core_utilisation:
         rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]
         if len(rows) <= 16:
-            parts.append(f"Pipeline utilisation ({_pipeline_tool(r)})\n" + _table(["core", "% pipeline busy"], rows))
+            parts.append(f"Pipeline utilisation ({_pipeline_tool(r)})\n" + table(["core", "% pipeline busy"], rows))
     return "\n\n".join(parts)
 
 

@@ -352,7 +352,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     with open_executor(executor, workers, scheduler) as ex:
         _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
     records = journal.read()
-    table = _table([records[r.key]["row"] for r in runs])
+    table = _runs_frame([records[r.key]["row"] for r in runs])
     result = SweepResult(out, table, varied, computed=len(todo), reused=reused, executor=ex.description)
     result.files = write_tables(result)
     return result
@@ -399,7 +399,7 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
 
 # ---------------------------------------------------------------- tables, intervals, plots
 
-def _table(rows: list[dict]):
+def _runs_frame(rows: list[dict]):
     import pandas as pd
 
     return pd.DataFrame(rows).sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
