@@ -214,6 +214,17 @@ def replace_path(data: dict, dotted: str, value: Any) -> dict:
     return out
 
 
+def dotted(prefix: str, tree: dict) -> dict:
+    """Nested keys as flat columns: ('hardware', {'memory': {'size': '10 GB'}}) -> {'hardware.memory.size': '10 GB'}."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(dotted(f"{prefix}.{key}", value))
+        else:
+            out[f"{prefix}.{key}"] = value
+    return out
+
+
 def read_yaml(path: Path | str) -> Any:
     """Read a YAML file; a syntax error names the file and the line."""
     path = Path(path)

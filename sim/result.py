@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.config import dotted
+
 
 @dataclass
 class Result:
@@ -68,7 +70,8 @@ class Result:
             if k in ("inputs", "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "extra"):
                 continue
             row[k] = v
-        _flatten_scalars("extra", self.extra, row)
+        row.update({k: v for k, v in dotted("extra", self.extra).items()   # lists (e.g. level_table) left out
+                    if isinstance(v, (int, float, str, bool)) or v is None})
         if self.core_utilisation:
             row["core_utilisation_mean"] = sum(self.core_utilisation) / len(self.core_utilisation)
         if self.strand_utilisation:
@@ -89,11 +92,3 @@ class Result:
 
         return pd.DataFrame([self.flat()])
 
-
-def _flatten_scalars(prefix: str, tree: dict, row: dict) -> None:
-    """Scalars of a nested mapping as dotted columns: extra.memory.ram_mb; lists are left out."""
-    for k, v in tree.items():
-        if isinstance(v, dict):
-            _flatten_scalars(f"{prefix}.{k}", v, row)
-        elif isinstance(v, (int, float, str, bool)) or v is None:
-            row[f"{prefix}.{k}"] = v

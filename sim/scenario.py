@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import workloads
-from sim.config import OltpsimError, Source, build, param, parse_scalar, read_yaml, replace_path
+from sim.config import OltpsimError, Source, build, dotted, param, parse_scalar, read_yaml, replace_path
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.hardware.profile import HardwareProfile, load_profile
 from sim.os.filesystem import PATHS
@@ -82,19 +82,8 @@ class Scenario:
         """Every input as a dotted key (values in SI units): what a Result records of its run."""
         spec = dataclasses.asdict(self.spec)
         return {"profile": self.profile.name, "workload": self.spec.workload,
-                **_dotted("hardware", self.spec.hardware), **_dotted("params", dataclasses.asdict(self.params)),
-                **_dotted("database", spec["database"]), **_dotted("os", spec["os"]), **_dotted("run", spec["run"])}
-
-
-def _dotted(prefix: str, tree: dict) -> dict:
-    """{'memory': {'size': '10 GB'}} -> {'hardware.memory.size': '10 GB'}: nested settings as columns."""
-    out = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            out.update(_dotted(f"{prefix}.{key}", value))
-        else:
-            out[f"{prefix}.{key}"] = value
-    return out
+                **dotted("hardware", self.spec.hardware), **dotted("params", dataclasses.asdict(self.params)),
+                **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"])}
 
 
 def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[str] | None = None) -> dict:

@@ -43,7 +43,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from sim.config import OltpsimError, parse_scalar, read_yaml
+from sim.config import OltpsimError, dotted, parse_scalar, read_yaml
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.scenario import Scenario, apply_overrides, resolve
@@ -221,13 +221,9 @@ def _json_default(x: Any) -> Any:
 
 
 def _flatten(prefix: str, value: Any, out: dict) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}", v, out)
-    elif isinstance(value, (list, tuple)):
-        out[prefix] = json.dumps(value, default=_json_default)
-    else:
-        out[prefix] = value
+    leaves = dotted(prefix, value) if isinstance(value, dict) else {prefix: value}
+    for k, v in leaves.items():
+        out[k] = json.dumps(v, default=_json_default) if isinstance(v, (list, tuple)) else v
 
 
 def _row(run: Run, outcome: dict) -> dict:
