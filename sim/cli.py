@@ -41,6 +41,11 @@ def main() -> None:
     """Simulate multicore and multithreaded servers running an Oracle-like OLTP database."""
 
 
+def _require_scenario(scenario_file, profile, workload) -> None:
+    if scenario_file is None and (profile is None or workload is None):
+        raise OltpsimError("give a scenario file, or both --profile and --workload")
+
+
 def _scenario_source(fn):
     """The options that name a scenario: a file, and/or a profile and workload overriding it."""
     fn = click.option("--workload", help="workload name (overrides the file's)")(fn)
@@ -65,8 +70,7 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     overrides = _parse_sets(sets)
     if seed is not None:
         overrides["run.seed"] = str(seed)
-    if scenario_file is None and (profile is None or workload is None):
-        raise OltpsimError("give a scenario file, or both --profile and --workload")
+    _require_scenario(scenario_file, profile, workload)
     _check_output_file("--json", json_file)
     sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
     result = _with_progress(lambda cb: run_scenario(sc, progress=cb), sc.label)
@@ -162,8 +166,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     from sim import sweep as sw
     from sim.report import figure, table
 
-    if scenario_file is None and (profile is None or workload is None):
-        raise OltpsimError("give a scenario file, or both --profile and --workload")
+    _require_scenario(scenario_file, profile, workload)
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
     fixed = _parse_sets(sets)

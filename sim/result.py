@@ -16,7 +16,7 @@ class Result:
     profile: str
     workload: str
     inputs: dict[str, Any]
-    status: str = "ok"                 # ok | out_of_memory | error
+    status: str = "ok"                 # ok | timeout (a batch job cut at run.max_time) | out_of_memory | error
     message: str = ""
     # throughput (steady-state runs) or elapsed time (batch jobs)
     tpm: float | None = None

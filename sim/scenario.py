@@ -86,7 +86,7 @@ class Scenario:
                 **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"])}
 
 
-def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[str] | None = None) -> dict:
+def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
     """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
     for key, value in overrides.items():
         if "." not in key and key not in ("profile", "workload", "name"):

@@ -26,6 +26,10 @@ def write_profile(tmp_path: Path, mutate) -> Path:
     return path
 
 
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
 def error_of(tmp_path, mutate) -> ConfigError:
     path = write_profile(tmp_path, mutate)
     with pytest.raises(ConfigError) as info:
@@ -155,7 +159,7 @@ def test_every_builtin_profile_loads_and_derives_cpu_count():
     (["reproduce", "nosuch.experiment"], "unknown experiment"),
 ])
 def test_cli_exits_2_with_one_line_and_no_traceback(args, fragment):
-    proc = subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    proc = cli(*args)
     assert proc.returncode == 2, proc.stderr
     assert fragment in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -202,10 +206,6 @@ def test_a_layout_by_segment_needs_a_file_per_segment():
         scenario.load(None, {**base, "database.datafiles": 3}, profile="ue10000", workload="tpcc")
     assert info.value.path == "database.datafiles" and "at least 7" in info.value.problem
     assert scenario.load(None, {**base, "database.datafiles": 7}, profile="ue10000", workload="tpcc")
-
-
-def cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_a_bad_unit_shows_the_value_then_what_was_expected():
