@@ -31,7 +31,10 @@ def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
         key, eq, value = s.partition("=")
         if not eq or not key.strip():
             raise OltpsimError(f"--set {s!r}: expected KEY=VALUE, e.g. users=64 or database.db_cache='2 GB'")
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if key in out:   # the later one would silently win: almost always a slip in a long command
+            raise OltpsimError(f"--set {key}: given twice ({out[key]!r}, then {value.strip()!r}); give it once")
+        out[key] = value.strip()
     return out
 
 

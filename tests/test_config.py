@@ -157,6 +157,8 @@ def test_every_builtin_profile_loads_and_derives_cpu_count():
      "run.max_time: got 5 (missing unit); expected a time with a unit"),
     (["profile", "show", "nosuch"], "unknown hardware profile"),
     (["reproduce", "nosuch.experiment"], "unknown experiment"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "users=16"],
+     "--set users: given twice ('8', then '16'); give it once"),
 ])
 def test_cli_exits_2_with_one_line_and_no_traceback(args, fragment):
     proc = cli(*args)
@@ -260,3 +262,4 @@ def test_an_sga_larger_than_memory_exits_1_naming_the_settings_that_decide_it():
     assert len(err.splitlines()) == 1 and err.startswith("oltpsim: out of memory: kernel and SGA (")
     assert "exceed physical memory 64.00 GB" in err and "database.db_cache" in err and "hardware.memory.size" in err
     assert "OUT OF MEMORY" in proc.stdout and "throughput" not in proc.stdout
+
