@@ -7,11 +7,12 @@ import json
 import math
 import os
 import sys
+import typing
 from pathlib import Path
 
 import click
 
-from sim.config import OltpsimError, field_docs
+from sim.config import OltpsimError
 
 
 class _Group(click.Group):
@@ -59,7 +60,8 @@ def _scenario_source(fn):
 @main.command()
 @_scenario_source
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="change one setting: users=64, database.db_cache='2 GB', run.seed=7")
+              help="change one setting: users=64, database.db_cache='2 GB', run.seed=7 (the keys: oltpsim "
+                   "workloads, oltpsim settings, a profile's own keys under hardware.)")
 @click.option("--seed", type=int, help="shortcut for --set run.seed=N")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the Result as JSON")
 @click.option("--brief", is_flag=True, help="summary only")
@@ -258,15 +260,44 @@ def profile_show(name):
 
 @main.command("workloads")
 def list_workloads():
-    """List the workloads and their parameters."""
+    """List the workloads and their parameters (plain --set keys: users=64)."""
     import workloads as wl
 
     for name in wl.names():
         mod = wl.get(name)
         doc = (mod.__doc__ or "").strip().splitlines()[0]
         click.echo(f"{name}: {doc}")
-        for field, meta in field_docs(mod.Params).items():
-            click.echo(f"    {field:24s} {meta.get('doc', '')}")
+        for key, default, doc in _settings(mod.Params):
+            click.echo(f"    {key:24s} {default:>10s}  {doc}")
+
+
+@main.command("settings")
+def list_settings():
+    """List the database, OS and run settings (--set database.db_cache='2 GB'), with defaults."""
+    from sim.scenario import ScenarioSpec
+
+    for key, default, doc in _settings(ScenarioSpec):
+        if key.split(".")[0] in ("database", "os", "run"):
+            click.echo(f"{key:52s} {default:>10s}  {doc}")
+
+
+def _settings(cls: type, prefix: str = ""):
+    """(dotted key, default as written in YAML, description) of every field, sections walked into."""
+    from sim.units import format_quantity
+
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        key, meta = prefix + f.name, dict(f.metadata)
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from _settings(hints[f.name], key + ".")
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else "(required)")
+        if default is None:
+            default = "(omit)"
+        elif meta.get("kind") and isinstance(default, (int, float)) and not isinstance(default, bool):
+            default = format_quantity(default, meta["kind"])
+        yield key, str(default).lower() if isinstance(default, bool) else str(default), meta.get("doc", "")
 
 
 @main.command("experiments")

@@ -167,11 +167,6 @@ def suggest(word: str, known: typing.Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def field_docs(cls: type) -> dict[str, dict]:
-    """The declared fields of a config dataclass: name -> metadata (for docs and `--list`)."""
-    return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}
-
-
 def build(cls: type, data: Any, src: Source | None = None) -> Any:
     """Build a frozen config dataclass from a YAML mapping, or raise one ConfigError."""
     src = src or Source()

@@ -263,3 +263,18 @@ def test_an_sga_larger_than_memory_exits_1_naming_the_settings_that_decide_it():
     assert "exceed physical memory 64.00 GB" in err and "database.db_cache" in err and "hardware.memory.size" in err
     assert "OUT OF MEMORY" in proc.stdout and "throughput" not in proc.stdout
 
+
+def test_every_listed_setting_takes_its_listed_default_back():
+    from sim.cli import _settings
+    from sim.scenario import ScenarioSpec
+
+    listed = {k: d for k, d, _doc in _settings(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")}
+    assert listed["database.block_size"] == "8 KB" and listed["os.filesystem"] == "raw"
+    assert listed["run.max_time"] == "120 s" and listed["database.db_cache"] == "(omit)"
+    assert "database.parallel.parallel_degree_policy" in listed
+    base = scenario.load(None, {"users": 8}, profile="t5220", workload="tpcc")
+    for key, default in listed.items():
+        if default != "(omit)":   # written back as printed, it changes nothing
+            sc = scenario.load(None, {"users": 8, key: default}, profile="t5220", workload="tpcc")
+            assert sc.spec == base.spec, key
+    assert "database.db_cache" in cli("settings").stdout
