@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +61,9 @@ class Result:
         return dataclasses.asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, default=float)
+        """Standard JSON: a figure that is not a number (NaN, an infinite interval) is null, which
+        every JSON reader takes; Python's NaN/Infinity tokens are not JSON."""
+        return json.dumps(_finite(self.to_dict()), indent=2, default=float, allow_nan=False)
 
     def flat(self) -> dict[str, Any]:
         """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet), with
@@ -92,3 +95,12 @@ class Result:
 
         return pd.DataFrame([self.flat()])
 
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x

@@ -88,3 +88,12 @@ def test_no_transaction_in_the_measured_time_is_said_not_printed_as_0_plus_minus
     r = run(sc)
     assert r.tpm == 0 and "± 0" not in report.summary(r)
     assert "no transaction completed in the measured 3 s" in report.summary(r)
+
+
+def test_json_is_standard_json_with_null_for_what_is_not_a_number(ue10000):
+    r = ue10000[0]
+    r2 = type(r)(**{**r.to_dict(), "tpm_half_width": float("inf"), "extra": {**r.extra, "x": float("nan")}})
+    def refuse(token):
+        raise AssertionError(f"{token} is not JSON")
+    d = json.loads(r2.to_json(), parse_constant=refuse)
+    assert d["tpm_half_width"] is None and d["extra"]["x"] is None and d["tpm"] == r.tpm
