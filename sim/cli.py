@@ -240,11 +240,11 @@ def profile_show(name):
     d = p.derived()
     c, m = p.cpu, p.memory
     click.echo(f"{p.name}: {p.description}  (OS: {p.os})")
-    click.echo(f"  cpu: {c.sockets} x {c.model}, {c.cores_per_socket} cores x {c.strands_per_core} strands, "
-               f"{c.pipelines_per_core} pipeline(s) per core, {format_quantity(c.clock, 'frequency')}, "
+    click.echo(f"  cpu: {c.sockets} x {c.model}, {_n(c.cores_per_socket, 'core')} x {_n(c.strands_per_core, 'strand')}, "
+               f"{_n(c.pipelines_per_core, 'pipeline')} per core, {format_quantity(c.clock, 'frequency')}, "
                f"LLC {format_quantity(c.llc_size, 'size')} per socket")
     click.echo(f"  cpu_count (strands the OS and Oracle see): {d['cpu_count']}")
-    click.echo(f"  pipelines: {d['pipelines']} ({d['strands_per_pipeline']} strands each)")
+    click.echo(f"  pipelines: {d['pipelines']} ({_n(d['strands_per_pipeline'], 'strand')} each)")
     click.echo(f"  peak instruction rate: {d['peak_instruction_rate'] / 1e9:.1f} G instructions/s "
                f"(cpi_issue {c.cpi_issue:g})")
     lat = m.average_latency(c.sockets)
@@ -253,9 +253,13 @@ def profile_show(name):
                f", swap {format_quantity(m.swap, 'size')}")
     for gname, g in p.storage.disk_groups.items():
         click.echo(f"  disks '{gname}': {g.count} x {g.disk.model} ({g.disk.rpm * 60:.0f} rpm, "
-                   f"seek {g.disk.avg_seek * 1e3:.1f} ms) on {g.controllers} controller(s)")
+                   f"seek {g.disk.avg_seek * 1e3:.1f} ms) on {_n(g.controllers, 'controller')}")
     for aname, a in p.storage.flash_arrays.items():
-        click.echo(f"  flash array '{aname}': {a.bricks} bricks, {a.iops_per_brick * a.bricks:,.0f} IOPS ceiling")
+        click.echo(f"  flash array '{aname}': {_n(a.bricks, 'brick')}, {a.iops_per_brick * a.bricks:,.0f} IOPS ceiling")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @main.command("workloads")
@@ -307,7 +311,7 @@ def list_experiments():
 
     for eid, path in ex.experiment_paths().items():
         e = ex.load_experiment(path)
-        click.echo(f"{eid:34s} {len(e.rows):3d} rows  {'quick ' if e.quick else '      '}{e.title}")
+        click.echo(f"{eid:34s} {_n(len(e.rows), 'row'):>8s}  {'quick ' if e.quick else '      '}{e.title}")
 
 
 if __name__ == "__main__":  # pragma: no cover
