@@ -181,7 +181,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
     varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
-    for opt, setting in [("--plot", plot_x)] * bool(plot_x) + [("--by", b) for b in by]:
+    for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:
         if setting not in varied:   # checked now, not after the whole sweep has run
             raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,

@@ -121,7 +121,7 @@ def select(ids: list[str] | None = None, quick: bool = False) -> list[Experiment
     if ids:
         chosen = []
         for i in ids:
-            match = [k for k in paths if k == i or k.startswith(i + ".") or k.startswith(i)]
+            match = [k for k in paths if k.startswith(i)]
             if not match:
                 raise OltpsimError(f"unknown experiment {i!r}{suggest(i, paths)}; known: {', '.join(paths)}")
             chosen += [m for m in match if m not in chosen]
@@ -268,9 +268,7 @@ def summary_line(figures: list[Figure]) -> str:
 
 
 def figures_to_dicts(figures: list[Figure]) -> list[dict]:
-    from dataclasses import asdict
-
-    return [asdict(f) for f in figures]
+    return [dataclasses.asdict(f) for f in figures]
 
 
 def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
