@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from sim.config import OltpsimError
+from sim.config import OltpsimError, make_folder
 
 
 class _Group(click.Group):
@@ -136,6 +136,8 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
     if not exps:
         raise OltpsimError("no experiment selected")
     _check_output_file("--json", json_file)
+    if plot_dir:
+        make_folder("--plot", plot_dir)
     results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty())
     figures = [f for e in exps for f in ex.score(e, results)]
     click.echo(ex.scoreboard(figures))

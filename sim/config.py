@@ -220,6 +220,15 @@ def dotted(prefix: str, tree: dict) -> dict:
     return out
 
 
+def make_folder(option: str, path: Path | str) -> Path:
+    """Create an output folder up front: a path that cannot be one stops a command before it runs."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OltpsimError(f"{option} {path}: cannot make this folder: {exc.strerror}") from None
+    return Path(path)
+
+
 def read_yaml(path: Path | str) -> Any:
     """Read a YAML file; a syntax error names the file and the line."""
     path = Path(path)

@@ -43,7 +43,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from sim.config import OltpsimError, dotted, parse_scalar, read_yaml
+from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_yaml
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.scenario import Scenario, apply_overrides, resolve
@@ -330,8 +330,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
         raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
     runs = plan(base, source, pts, replications)
     varied = list(dict.fromkeys(k for p in pts for k in p))
-    out = Path(out) if out is not None else default_out(scenario)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
                                                 "replications": replications, "runs": len(runs)},
                                                indent=2, default=_json_default))

@@ -238,6 +238,9 @@ def test_a_profile_path_that_names_no_file_is_input_not_a_crash(tmp_path):
     (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--json", "no-such-dir/r.json"],
      "--json no-such-dir/r.json: folder no-such-dir does not exist; expected a file in an existing folder"),
     (["reproduce", "tseries.t5440", "--json", "no-such-dir/s.json"], "--json no-such-dir/s.json: folder no-such-dir"),
+    (["reproduce", "tseries.t5440", "--plot", "README.md/plots"], "--plot README.md/plots: cannot make this folder"),
+    (["sweep", "--profile", "t5220", "--workload", "tpcc", "--vary", "users=8", "--out", "README.md/sw"],
+     "--out README.md/sw: cannot make this folder: Not a directory"),
 ])
 def test_cli_refuses_before_running_with_one_line(args, fragment):
     proc = cli(*args)
