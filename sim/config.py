@@ -153,7 +153,8 @@ def _unit_error(src: Source, value: Any, kind: str, reason: str) -> ConfigError:
 
 def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:
     if meta.get("positive") and not out > 0:
-        raise src.bad(raw, f"a positive value ({expected})")
+        raise src.bad(raw, "a positive " + expected.removeprefix("a ") if expected.startswith("a ")
+                      else f"a positive value ({expected})")
     lo, hi = meta.get("minimum"), meta.get("maximum")
     if lo is not None and out < lo:
         raise src.bad(raw, f"at least {lo:g}")

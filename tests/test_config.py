@@ -85,6 +85,8 @@ def test_missing_unit(tmp_path):
 def test_zero_or_negative(tmp_path, key, value):
     e = error_of(tmp_path, lambda d: d["cpu"].__setitem__(key, value))
     assert e.path == f"cpu.{key}" and "positive" in e.problem
+    assert f"got {value!r}; expected a positive {'number' if key == 'cpi_issue' else 'frequency with a unit'}" \
+        in e.problem
 
 
 def test_strands_not_a_multiple_of_pipelines(tmp_path):
