@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
 import sys
-import typing
 from pathlib import Path
 
 import click
 
-from sim.config import OltpsimError, make_folder
+from sim.config import OltpsimError, declared, format_setting, make_folder
 
 
 class _Group(click.Group):
@@ -287,23 +285,10 @@ def list_settings():
             click.echo(f"{key:52s} {default:>10s}  {doc}")
 
 
-def _settings(cls: type, prefix: str = ""):
+def _settings(cls: type):
     """(dotted key, default as written in YAML, description) of every field, sections walked into."""
-    from sim.units import format_quantity
-
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        key, meta = prefix + f.name, dict(f.metadata)
-        if dataclasses.is_dataclass(hints[f.name]):
-            yield from _settings(hints[f.name], key + ".")
-            continue
-        default = f.default if f.default is not dataclasses.MISSING else (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else "(required)")
-        if default is None:
-            default = "(omit)"
-        elif meta.get("kind") and isinstance(default, (int, float)) and not isinstance(default, bool):
-            default = format_quantity(default, meta["kind"])
-        yield key, str(default).lower() if isinstance(default, bool) else str(default), meta.get("doc", "")
+    for key, default, meta in declared(cls):
+        yield key, format_setting(default, meta), meta.get("doc", "")
 
 
 @main.command("experiments")

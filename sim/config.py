@@ -168,6 +168,34 @@ def suggest(word: str, known: typing.Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+REQUIRED = "(required)"
+
+
+def declared(cls: type, prefix: str = "") -> typing.Iterator[tuple[str, Any, dict]]:
+    """(dotted key, default, field metadata) of every field of a config dataclass, its sections
+    walked into; the default is REQUIRED where there is none."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from declared(hints[f.name], f"{prefix}{f.name}.")
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else REQUIRED)
+        yield prefix + f.name, default, dict(f.metadata)
+
+
+def format_setting(value: Any, meta: dict) -> str:
+    """A setting as a person writes it in YAML: '8 KB', '10 ms', 'true'; '(omit)' for None."""
+    if value is None:
+        return "(omit)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if meta.get("kind") and isinstance(value, (int, float)):
+        # format_quantity picks the unit by size, which makes a zero time '0 ns'
+        return "0 s" if value == 0 and meta["kind"] == "time" else units.format_quantity(value, meta["kind"])
+    return str(value)
+
+
 def build(cls: type, data: Any, src: Source | None = None) -> Any:
     """Build a frozen config dataclass from a YAML mapping, or raise one ConfigError."""
     src = src or Source()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sim.config import OltpsimError, declared, dotted, format_setting
 from sim.result import Result
 
 
@@ -42,8 +43,30 @@ def _pipeline_tool(r: Result) -> str:
     return "corestat" if _strands_per_core(r) > 1 else "cycles issuing, cpustat-like"
 
 
+def _changed_settings(r: Result) -> list[tuple[str, str]]:
+    """The run's inputs that are not at their declared defaults, as --set would write them."""
+    import workloads
+    from sim.scenario import ScenarioSpec
+
+    try:
+        params = workloads.get(r.workload).Params
+    except OltpsimError:   # a Result of a scenario that never resolved
+        return []
+    sections = [(k, d, m) for k, d, m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")]
+    out = [(k, str(v)) for k, v in r.inputs.items() if k.startswith("hardware.")]
+    for key, default, meta in [(f"params.{k}", d, m) for k, d, m in declared(params)] + sections:
+        leaves = dotted(key, default) if isinstance(default, dict) else {key: default}
+        for k, d in leaves.items():
+            if k in r.inputs and r.inputs[k] != d and k != "run.seed":   # the seed is in the title
+                out.append((k.removeprefix("params."), format_setting(r.inputs[k], meta)))
+    return out
+
+
 def summary(r: Result) -> str:
     lines = [f"== {r.label}  ({r.profile}, {r.workload}, seed {r.seed})"]
+    changed = _line("settings", [(k, v) for k, v in _changed_settings(r)])
+    if changed:
+        lines.append(changed)
     if r.status != "ok":
         lines.append(f"outcome: {r.status.upper().replace('_', ' ')}  {r.message}")
         if r.status in NO_FIGURES:

@@ -97,3 +97,12 @@ def test_json_is_standard_json_with_null_for_what_is_not_a_number(ue10000):
         raise AssertionError(f"{token} is not JSON")
     d = json.loads(r2.to_json(), parse_constant=refuse)
     assert d["tpm_half_width"] is None and d["extra"]["x"] is None and d["tpm"] == r.tpm
+
+
+def test_the_title_lists_the_settings_off_their_defaults_as_set_writes_them(ue10000):
+    line = report.summary(ue10000[0]).split("throughput")[0]
+    for text in ("users 6", "think_time 6 ms", "keying_time 0 s", "warehouses 200", "hash_clusters true",
+                 "database.block_size 2 KB", "database.db_cache 1 GB", "os.filesystem vxfs_buffered", "run.max_time 3 s"):
+        assert text in line, text
+    for default in ("database.shared_pool", "os.quantum", "users_on_host", "run.seed", "mix"):
+        assert default not in line
