@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from sim.config import OltpsimError, field_docs
+from sim.config import OltpsimError, declared, format_setting, make_folder
 
 
 class _Group(click.Group):
@@ -30,7 +30,10 @@ def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
         key, eq, value = s.partition("=")
         if not eq or not key.strip():
             raise OltpsimError(f"--set {s!r}: expected KEY=VALUE, e.g. users=64 or database.db_cache='2 GB'")
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if key in out:   # the later one would silently win: almost always a slip in a long command
+            raise OltpsimError(f"--set {key}: given twice ({out[key]!r}, then {value.strip()!r}); give it once")
+        out[key] = value.strip()
     return out
 
 
@@ -38,6 +41,11 @@ def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
 @click.version_option(package_name="oltpsim")
 def main() -> None:
     """Simulate multicore and multithreaded servers running an Oracle-like OLTP database."""
+
+
+def _require_scenario(scenario_file, profile, workload) -> None:
+    if scenario_file is None and (profile is None or workload is None):
+        raise OltpsimError("give a scenario file, or both --profile and --workload")
 
 
 def _scenario_source(fn):
@@ -50,27 +58,54 @@ def _scenario_source(fn):
 @main.command()
 @_scenario_source
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
-              help="change one setting: users=64, database.db_cache='2 GB', run.seed=7")
+              help="change one setting: users=64, database.db_cache='2 GB', run.seed=7 (the keys: oltpsim "
+                   "workloads, oltpsim settings, a profile's own keys under hardware.)")
 @click.option("--seed", type=int, help="shortcut for --set run.seed=N")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the Result as JSON")
 @click.option("--brief", is_flag=True, help="summary only")
 def run(scenario_file, profile, workload, sets, seed, json_file, brief):
-    """Simulate one scenario and print what the system would show."""
+    """Simulate one scenario and print what the system would show.
+
+    Exits 1 when the run gives no figures (out of memory, error), 2 on bad input."""
     from sim import report, scenario
     from sim.run import run as run_scenario
 
     overrides = _parse_sets(sets)
     if seed is not None:
         overrides["run.seed"] = str(seed)
-    if scenario_file is None and (profile is None or workload is None):
-        raise OltpsimError("give a scenario file, or both --profile and --workload")
+    _require_scenario(scenario_file, profile, workload)
+    _check_output_file("--json", json_file)
     sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
     result = _with_progress(lambda cb: run_scenario(sc, progress=cb), sc.label)
     click.echo(report.summary(result) if brief else report.full(result))
     if json_file:
-        Path(json_file).write_text(result.to_json())
-    if result.status == "error":
+        _write("--json", json_file, result.to_json())
+    if result.status in report.NO_FIGURES:
+        hint = _OUT_OF_MEMORY_KEYS if result.status == "out_of_memory" else ""
+        click.echo(f"oltpsim: {result.status.replace('_', ' ')}: {result.message}{hint}", err=True)
         sys.exit(1)
+
+
+_OUT_OF_MEMORY_KEYS = ("; the settings that decide it: database.db_cache + database.shared_pool (the SGA), "
+                       "database.server_memory per session, hardware.memory.size, hardware.memory.swap")
+
+
+def _check_output_file(option: str, path: str | None) -> None:
+    """Refuse an output file that cannot be written before the run, not after it."""
+    if path is None:
+        return
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise OltpsimError(f"{option} {path}: folder {folder} does not exist; expected a file in an existing folder")
+    if not os.access(folder, os.W_OK):
+        raise OltpsimError(f"{option} {path}: folder {folder} is not writable")
+
+
+def _write(option: str, path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise OltpsimError(f"{option} {path}: cannot write: {exc.strerror}") from None
 
 
 def _with_progress(fn, label: str):
@@ -88,7 +123,7 @@ def _with_progress(fn, label: str):
 @main.command()
 @click.argument("ids", nargs=-1)
 @click.option("--quick", is_flag=True, help="only the quick subset (what CI runs)")
-@click.option("--jobs", "-j", type=int, default=None, help="parallel processes (default: all cores)")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="parallel processes (default: all cores)")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="write the scoreboard as JSON")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="draw each table as a PNG in this folder")
 def reproduce(ids, quick, jobs, json_file, plot_dir):
@@ -98,12 +133,15 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
     exps = ex.select(list(ids) or None, quick=quick)
     if not exps:
         raise OltpsimError("no experiment selected")
+    _check_output_file("--json", json_file)
+    if plot_dir:
+        make_folder("--plot", plot_dir)
     results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty())
     figures = [f for e in exps for f in ex.score(e, results)]
     click.echo(ex.scoreboard(figures))
     if json_file:
-        Path(json_file).write_text(json.dumps({"figures": ex.figures_to_dicts(figures),
-                                               "summary": ex.summary_line(figures)}, indent=2, default=str))
+        _write("--json", json_file, json.dumps({"figures": ex.figures_to_dicts(figures),
+                                                "summary": ex.summary_line(figures)}, indent=2, default=str))
     if plot_dir:
         for e in exps:
             path = ex.plot(e, figures, Path(plot_dir) / f"{e.id}.png")
@@ -121,9 +159,9 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
               help="runs per point; replication r uses the same seed at every point")
 @click.option("--out", type=click.Path(file_okay=False),
               help="output folder (default: sweep-<scenario name>); rerun with it to resume")
-@click.option("--jobs", "-j", type=int, help="local worker processes (default: all cores)")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="local worker processes (default: all cores)")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
-@click.option("--dask-local", type=int, metavar="N", help="run on a Dask LocalCluster of N processes started here")
+@click.option("--dask-local", type=click.IntRange(min=1), metavar="N", help="run on a Dask LocalCluster of N processes started here")
 @click.option("--metric", help="figure summarised and plotted (default: tpm, or elapsed for batch jobs)")
 @click.option("--plot", "plot_x", metavar="SETTING", help="plot the metric against this varied setting")
 @click.option("--by", multiple=True, metavar="SETTING", help="one line per value of this setting (default: the others)")
@@ -131,10 +169,9 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
           metric, plot_x, by):
     """Run many what-ifs: every point x replication, saved as it finishes, resumable."""
     from sim import sweep as sw
-    from sim.report import _table
+    from sim.report import figure, table
 
-    if scenario_file is None and (profile is None or workload is None):
-        raise OltpsimError("give a scenario file, or both --profile and --workload")
+    _require_scenario(scenario_file, profile, workload)
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
     fixed = _parse_sets(sets)
@@ -144,7 +181,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
     varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
-    for opt, setting in [("--plot", plot_x)] * bool(plot_x) + [("--by", b) for b in by]:
+    for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:
         if setting not in varied:   # checked now, not after the whole sweep has run
             raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,
@@ -161,13 +198,13 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     summ = res.summary([m])
     rows = []
     for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)
-        ci = "" if r[f"{m}.ci95"] != r[f"{m}.ci95"] else f"± {_figure(r[f'{m}.ci95'])}"
+        ci = "" if math.isnan(r[f"{m}.ci95"]) else f"± {figure(r[f'{m}.ci95'])}"
         outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
         rows.append([r["point"], *(r[k] for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
-                     "" if r[m] != r[m] else _figure(r[m]), ci, outcome[:100]])
-    click.echo(_table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
+                     "" if math.isnan(r[m]) else figure(r[m]), ci, outcome[:100]])
+    click.echo(table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
                       "r" + "l" * len(res.varied) + "rrrl"))
     if plot_x:
         path = res.out / f"{m}-vs-{plot_x}.png"
@@ -175,10 +212,6 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         res.files.append(path)
     for f in res.files:
         click.echo(f"wrote {f}", err=True)
-
-
-def _figure(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 @main.command()
@@ -200,18 +233,18 @@ def profile():
 @click.argument("name")
 def profile_show(name):
     """Print a profile and the figures derived from it."""
-    from sim.hardware.profile import load_profile
+    from sim.scenario import open_profile
     from sim.units import format_quantity
 
-    p = load_profile(name)
+    p = open_profile(name)
     d = p.derived()
     c, m = p.cpu, p.memory
     click.echo(f"{p.name}: {p.description}  (OS: {p.os})")
-    click.echo(f"  cpu: {c.sockets} x {c.model}, {c.cores_per_socket} cores x {c.strands_per_core} strands, "
-               f"{c.pipelines_per_core} pipeline(s) per core, {format_quantity(c.clock, 'frequency')}, "
+    click.echo(f"  cpu: {c.sockets} x {c.model}, {_n(c.cores_per_socket, 'core')} x {_n(c.strands_per_core, 'strand')}, "
+               f"{_n(c.pipelines_per_core, 'pipeline')} per core, {format_quantity(c.clock, 'frequency')}, "
                f"LLC {format_quantity(c.llc_size, 'size')} per socket")
     click.echo(f"  cpu_count (strands the OS and Oracle see): {d['cpu_count']}")
-    click.echo(f"  pipelines: {d['pipelines']} ({d['strands_per_pipeline']} strands each)")
+    click.echo(f"  pipelines: {d['pipelines']} ({_n(d['strands_per_pipeline'], 'strand')} each)")
     click.echo(f"  peak instruction rate: {d['peak_instruction_rate'] / 1e9:.1f} G instructions/s "
                f"(cpi_issue {c.cpi_issue:g})")
     lat = m.average_latency(c.sockets)
@@ -220,22 +253,42 @@ def profile_show(name):
                f", swap {format_quantity(m.swap, 'size')}")
     for gname, g in p.storage.disk_groups.items():
         click.echo(f"  disks '{gname}': {g.count} x {g.disk.model} ({g.disk.rpm * 60:.0f} rpm, "
-                   f"seek {g.disk.avg_seek * 1e3:.1f} ms) on {g.controllers} controller(s)")
+                   f"seek {g.disk.avg_seek * 1e3:.1f} ms) on {_n(g.controllers, 'controller')}")
     for aname, a in p.storage.flash_arrays.items():
-        click.echo(f"  flash array '{aname}': {a.bricks} bricks, {a.iops_per_brick * a.bricks:,.0f} IOPS ceiling")
+        click.echo(f"  flash array '{aname}': {_n(a.bricks, 'brick')}, {a.iops_per_brick * a.bricks:,.0f} IOPS ceiling")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 @main.command("workloads")
 def list_workloads():
-    """List the workloads and their parameters."""
+    """List the workloads and their parameters (plain --set keys: users=64)."""
     import workloads as wl
 
     for name in wl.names():
         mod = wl.get(name)
         doc = (mod.__doc__ or "").strip().splitlines()[0]
         click.echo(f"{name}: {doc}")
-        for field, meta in field_docs(mod.Params).items():
-            click.echo(f"    {field:24s} {meta.get('doc', '')}")
+        for key, default, doc in _settings(mod.Params):
+            click.echo(f"    {key:24s} {default:>10s}  {doc}")
+
+
+@main.command("settings")
+def list_settings():
+    """List the database, OS and run settings (--set database.db_cache='2 GB'), with defaults."""
+    from sim.scenario import ScenarioSpec
+
+    for key, default, doc in _settings(ScenarioSpec):
+        if key.split(".")[0] in ("database", "os", "run"):
+            click.echo(f"{key:52s} {default:>10s}  {doc}")
+
+
+def _settings(cls: type):
+    """(dotted key, default as written in YAML, description) of every field, sections walked into."""
+    for key, default, meta in declared(cls):
+        yield key, format_setting(default, meta), meta.get("doc", "")
 
 
 @main.command("experiments")
@@ -245,7 +298,7 @@ def list_experiments():
 
     for eid, path in ex.experiment_paths().items():
         e = ex.load_experiment(path)
-        click.echo(f"{eid:34s} {len(e.rows):3d} rows  {'quick ' if e.quick else '      '}{e.title}")
+        click.echo(f"{eid:34s} {_n(len(e.rows), 'row'):>8s}  {'quick ' if e.quick else '      '}{e.title}")
 
 
 if __name__ == "__main__":  # pragma: no cover

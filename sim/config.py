@@ -30,7 +30,7 @@ class OltpsimError(Exception):
 class ConfigError(OltpsimError):
     def __init__(self, file: str, path: str, problem: str):
         self.file, self.path, self.problem = file, path, problem
-        super().__init__(f"{file}: {path or '(top level)'}: {problem}")
+        super().__init__(f"{file}: {path}: {problem}" if path else f"{file}: {problem}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
         try:
             out = units.parse(value, kind)
         except units.UnitError as exc:
-            raise src.bad(value, str(exc)) from None
+            raise _unit_error(src, value, kind, str(exc)) from None
         if tp is int:
             out = int(round(out))
         return _limits(out, value, meta, src, units.expected(kind))
@@ -143,9 +143,18 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
     raise TypeError(f"config type {tp!r} is not supported")  # a programming error, not input
 
 
+def _unit_error(src: Source, value: Any, kind: str, reason: str) -> ConfigError:
+    """'got '10 GBB' (unknown unit 'GBB'); expected a size with a unit, ...': what is wrong with
+    the value beside the value, then what was expected (units.parse puts both in one message)."""
+    expected = units.expected(kind)
+    what = reason[: -len(expected)].rstrip(": ") if reason.endswith(expected) else ""
+    return src.error(f"got {value!r}{f' ({what})' if what else ''}; expected {expected}")
+
+
 def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:
     if meta.get("positive") and not out > 0:
-        raise src.bad(raw, f"a positive value ({expected})")
+        raise src.bad(raw, "a positive " + expected.removeprefix("a ") if expected.startswith("a ")
+                      else f"a positive value ({expected})")
     lo, hi = meta.get("minimum"), meta.get("maximum")
     if lo is not None and out < lo:
         raise src.bad(raw, f"at least {lo:g}")
@@ -159,9 +168,32 @@ def suggest(word: str, known: typing.Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def field_docs(cls: type) -> dict[str, dict]:
-    """The declared fields of a config dataclass: name -> metadata (for docs and `--list`)."""
-    return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}
+REQUIRED = "(required)"
+
+
+def declared(cls: type, prefix: str = "") -> typing.Iterator[tuple[str, Any, dict]]:
+    """(dotted key, default, field metadata) of every field of a config dataclass, its sections
+    walked into; the default is REQUIRED where there is none."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from declared(hints[f.name], f"{prefix}{f.name}.")
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else REQUIRED)
+        yield prefix + f.name, default, dict(f.metadata)
+
+
+def format_setting(value: Any, meta: dict) -> str:
+    """A setting as a person writes it in YAML: '8 KB', '10 ms', 'true'; '(omit)' for None."""
+    if value is None:
+        return "(omit)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if meta.get("kind") and isinstance(value, (int, float)):
+        # format_quantity picks the unit by size, which makes a zero time '0 ns'
+        return "0 s" if value == 0 and meta["kind"] == "time" else units.format_quantity(value, meta["kind"])
+    return str(value)
 
 
 def build(cls: type, data: Any, src: Source | None = None) -> Any:
@@ -204,6 +236,26 @@ def replace_path(data: dict, dotted: str, value: Any) -> dict:
     else:
         out[head] = value
     return out
+
+
+def dotted(prefix: str, tree: dict) -> dict:
+    """Nested keys as flat columns: ('hardware', {'memory': {'size': '10 GB'}}) -> {'hardware.memory.size': '10 GB'}."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(dotted(f"{prefix}.{key}", value))
+        else:
+            out[f"{prefix}.{key}"] = value
+    return out
+
+
+def make_folder(option: str, path: Path | str) -> Path:
+    """Create an output folder up front: a path that cannot be one stops a command before it runs."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OltpsimError(f"{option} {path}: cannot make this folder: {exc.strerror}") from None
+    return Path(path)
 
 
 def read_yaml(path: Path | str) -> Any:

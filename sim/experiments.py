@@ -19,6 +19,7 @@ from typing import Any
 
 from sim import scenario as scenario_mod
 from sim.config import OltpsimError, Source, build, param, read_yaml, replace_path, suggest
+from sim.report import figure, table
 from sim.result import Result
 
 
@@ -120,7 +121,7 @@ def select(ids: list[str] | None = None, quick: bool = False) -> list[Experiment
     if ids:
         chosen = []
         for i in ids:
-            match = [k for k in paths if k == i or k.startswith(i + ".") or k.startswith(i)]
+            match = [k for k in paths if k.startswith(i)]
             if not match:
                 raise OltpsimError(f"unknown experiment {i!r}{suggest(i, paths)}; known: {', '.join(paths)}")
             chosen += [m for m in match if m not in chosen]
@@ -224,7 +225,7 @@ def _fmt(v: Any) -> str:
     if isinstance(v, list):
         return "/".join(f"{x:.0f}" for x in v)
     if isinstance(v, float):
-        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+        return figure(v)
     if isinstance(v, int):
         return f"{v:,}"
     return str(v)
@@ -239,17 +240,15 @@ def _fmt_err(f: Figure) -> str:
 
 
 def scoreboard(figures: list[Figure]) -> str:
-    from sim.report import _table
-
     rows = []
     for f in figures:
         verdict = "predicted" if f.ok is None else ("yes" if f.ok else "NO")
         sim = _fmt(f.simulated) if f.status in ("ok", "timeout") or f.metric == "outcome" else f.status
         rows.append([f.experiment, f.row, f.metric + (f" ({f.unit})" if f.unit else ""), _fmt(f.published), sim,
                      _fmt_err(f), verdict])
-    table = _table(["experiment", "row", "metric", "published", "simulated", "error", "within tol."], rows,
-                   "lllrrrl")
-    return table + "\n\n" + summary_line(figures)
+    text = table(["experiment", "row", "metric", "published", "simulated", "error", "within tol."], rows,
+                 "lllrrrl")
+    return text + "\n\n" + summary_line(figures)
 
 
 def summary_line(figures: list[Figure]) -> str:
@@ -269,9 +268,7 @@ def summary_line(figures: list[Figure]) -> str:
 
 
 def figures_to_dicts(figures: list[Figure]) -> list[dict]:
-    from dataclasses import asdict
-
-    return [asdict(f) for f in figures]
+    return [dataclasses.asdict(f) for f in figures]
 
 
 def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:

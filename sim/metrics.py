@@ -119,7 +119,7 @@ def batch_means_halfwidth(batches: list[float], confidence: float = 0.95) -> flo
     n = len(batches)
     if n < 2:
         return float("inf")
-    # Student t quantile: scipy.stats.t.ppf(q, df) is stdtrit(df, q) (x 1 + 0); importing
+    # Student t quantile: scipy.stats.t.ppf(q, df) (loc 0, scale 1) is stdtrit(df, q); importing
     # scipy.stats costs ~0.2 s of CPU per process, as much as a short run.
     from scipy.special import stdtrit
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from sim.config import OltpsimError, declared, dotted, format_setting
 from sim.result import Result
 
 
-def _table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+def table(headers: list[str], rows: list[list], align: str | None = None) -> str:
+    """Columns padded to their widest cell under a dashed rule; align 'l'/'r' per column
+    (default: the first left, the rest right)."""
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     align = align or "l" + "r" * (len(headers) - 1)
@@ -17,17 +20,61 @@ def _table(headers: list[str], rows: list[list], align: str | None = None) -> st
     return "\n".join(out)
 
 
+# Outcomes that end before any figure is measured: nothing but the outcome to report.
+NO_FIGURES = ("out_of_memory", "error")
+
+
+def figure(x: float) -> str:
+    """A figure as people read it: thousands separated from 100 up, three significant digits below."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _ms(x: float | None) -> str:
     return "" if x is None else f"{1000 * x:.2f}"
 
 
+def _strands_per_core(r: Result) -> int:
+    return len(r.strand_utilisation) // len(r.core_utilisation) if r.core_utilisation else 1
+
+
+def _pipeline_tool(r: Result) -> str:
+    # corestat reads the pipeline counters of CMT chips (UltraSPARC T1/T2); on one strand per
+    # core it does not exist, and the same figure is the share of cycles that issue (cpustat).
+    return "corestat" if _strands_per_core(r) > 1 else "cycles issuing, cpustat-like"
+
+
+def _changed_settings(r: Result) -> list[tuple[str, str]]:
+    """The run's inputs that are not at their declared defaults, as --set would write them."""
+    import workloads
+    from sim.scenario import ScenarioSpec
+
+    try:
+        params = workloads.get(r.workload).Params
+    except OltpsimError:   # a Result of a scenario that never resolved
+        return []
+    sections = [(k, d, m) for k, d, m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")]
+    out = [(k, str(v)) for k, v in r.inputs.items() if k.startswith("hardware.")]
+    for key, default, meta in [(f"params.{k}", d, m) for k, d, m in declared(params)] + sections:
+        leaves = dotted(key, default) if isinstance(default, dict) else {key: default}
+        for k, d in leaves.items():
+            if k in r.inputs and r.inputs[k] != d and k != "run.seed":   # the seed is in the title
+                out.append((k.removeprefix("params."), format_setting(r.inputs[k], meta)))
+    return out
+
+
 def summary(r: Result) -> str:
     lines = [f"== {r.label}  ({r.profile}, {r.workload}, seed {r.seed})"]
+    changed = _line("settings", [(k, v) for k, v in _changed_settings(r)])
+    if changed:
+        lines.append(changed)
     if r.status != "ok":
         lines.append(f"outcome: {r.status.upper().replace('_', ' ')}  {r.message}")
-        if r.status in ("out_of_memory", "error"):
+        if r.status in NO_FIGURES:
             return "\n".join(lines)
-    if r.tpm is not None:
+    if r.tpm == 0:   # a ± 0 interval of nothing would read as a measured zero
+        lines.append(f"throughput: no transaction completed in the measured {r.measured_time:g} s; "
+                     f"a longer run.max_time (or shorter think/keying times) gives a figure")
+    elif r.tpm is not None:
         hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
         lines.append(f"throughput: {r.tpm:,.0f} TPM{hw}   ({r.throughput_per_s:,.1f} tx/s)")
     if r.elapsed is not None:
@@ -43,34 +90,100 @@ def summary(r: Result) -> str:
     if r.core_utilisation:
         cu = r.core_utilisation
         su = r.strand_utilisation
-        lines.append(f"corestat: pipeline utilisation per core mean {sum(cu) / len(cu):.0f}% "
+        lines.append(f"pipeline utilisation per core ({_pipeline_tool(r)}) mean {sum(cu) / len(cu):.0f}% "
                      f"(min {min(cu):.0f}%, max {max(cu):.0f}%);  mpstat: strands busy mean "
                      f"{sum(su) / len(su):.0f}% (min {min(su):.0f}%, max {max(su):.0f}%)")
-    lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.1f} s wall, "
+    lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.2f} s wall, "
                  f"{r.events:,} events")
     return "\n".join(lines)
 
 
 def full(r: Result) -> str:
     parts = [summary(r)]
-    if r.status in ("out_of_memory", "error"):
+    if r.status in NO_FIGURES:
         return parts[0]
     if r.response:
         rows = [[t, f"{v['count']:,}", _ms(v["mean"]), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
                 for t, v in r.response.items()]
-        parts.append("Response time (ms)\n" + _table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
+        parts.append("Response time (ms)\n" + table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
     if r.top_events:
         rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",
                  "" if e["avg_ms"] is None else f"{e['avg_ms']:.2f}", f"{e['pct_db_time']:.1f}"]
                 for e in r.top_events[:5]]
-        parts.append("Top 5 timed events (AWR-like)\n" + _table(["event", "waits", "time (s)", "avg wait (ms)", "% DB time"], rows))
+        parts.append("Top 5 timed events (AWR-like)\n" + table(["event", "waits", "time (s)", "avg wait (ms)", "% DB time"], rows))
     if r.devices:
         rows = [[n, f"{d['iops']:,.0f}", f"{d['mb_per_s']:.1f}", f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}",
                  f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]
         if rows:
-            parts.append("Devices (iostat-like)\n" + _table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
+            parts.append("Devices (iostat-like)\n" + table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
+    parts += [p for p in (_load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
     if r.core_utilisation:
         rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]
         if len(rows) <= 16:
-            parts.append("corestat\n" + _table(["core", "% pipeline busy"], rows))
+            parts.append(f"Pipeline utilisation ({_pipeline_tool(r)})\n" + table(["core", "% pipeline busy"], rows))
     return "\n\n".join(parts)
+
+
+def _line(title: str, items: list[tuple[str, str]], width: int = 100) -> str:
+    """'Title: name value   name value ...', wrapped between items before `width` columns."""
+    if not items:
+        return ""
+    lines, sep = [f"{title}:"], " "
+    for name, value in items:
+        item = f"{name} {value}"
+        if len(lines[-1]) + len(sep) + len(item) > width:
+            lines.append("  " + item)
+        else:
+            lines[-1] += sep + item
+        sep = "   "
+    return "\n".join(lines)
+
+
+def _load_profile(x: dict) -> str:
+    """The buffer cache and the datafiles' I/O, as AWR's Load Profile and Instance Efficiency show them."""
+    items = []
+    if "buffer_hit_ratio" in x:
+        items.append(("buffer hit", f"{100 * x['buffer_hit_ratio']:.2f}%"))
+    for key, name in (("physical_reads_per_s", "physical reads/s"), ("physical_writes_per_s", "physical writes/s"),
+                      ("os_cache_hits_per_s", "OS page-cache hits/s"), ("disk_reads_per_s", "disk reads/s")):
+        if key in x:
+            items.append((name, f"{x[key]:,.1f}"))
+    if "commits_per_log_write" in x:
+        items.append(("commits per log write", f"{x['commits_per_log_write']:.2f}"))
+    out = _line("Load profile", items)
+    if "file_lock_write_held_pct" in x:   # the file system's per-file (inode) lock
+        out += ("\n" + _line("File lock (inode rwlock)", [
+            ("write-held", f"{x['file_lock_write_held_pct']:.1f}% of the time"),
+            ("readers waiting", f"{x['file_lock_readers_waiting']:.2f}"),
+            ("read wait", f"{x['file_lock_read_wait_ms']:.2f} ms"),
+            ("write wait", f"{x['file_lock_write_wait_ms']:.2f} ms")]))
+    return out
+
+
+def _parallel(x: dict) -> str:
+    """Parallel execution (V$PX_PROCESS_SYSSTAT-like) and RMAN channels, for batch jobs that used them."""
+    items = [("DOP", f"{x['dop']}")] if x.get("dop") else []
+    if x.get("px_servers_started"):
+        items += [("PX servers started", f"{x['px_servers_started']:,}"), ("peak busy", f"{x['px_peak_busy']:,}"),
+                  ("statements queued", f"{x['px_queued']}"), ("downgraded", f"{x['px_downgraded']}")]
+    if x.get("channels_used"):
+        items += [("RMAN channels", f"{x['channels_used']}"), ("backup pieces", f"{x['pieces']}"),
+                  ("largest channel", f"{x['largest_channel_mb']:,.0f} MB")]
+    return _line("Parallel", items)
+
+
+def _memory(x: dict) -> str:
+    """The memory account (MB, as the OS counts it) and what memory costs the CPU (cpustat-like)."""
+    out = []
+    account = x.get("memory") or {}
+    if account:
+        out.append(_line("Memory (MB)", [(k.removesuffix("_mb").removesuffix("_pct").replace("_", " "),
+                                          f"{v:.1f}%" if k.endswith("_pct") else f"{v:,.0f}")
+                                         for k, v in account.items()]))
+    if "cpi" in x:
+        out.append(_line("Memory stalls", [
+            ("latency", f"{x['memory_latency_ns']:.0f} ns ({x['memory_latency_cycles']:.0f} cycles)"),
+            ("bandwidth used", f"{x['memory_bandwidth_util_pct']:.1f}%"),
+            ("CPI", f"{x['cpi']:.2f} = issue {x['cpi_issue']:.2f} + data stalls {x['cpi_data_stall']:.2f} "
+                    f"+ other {round(x['cpi_other'], 2) + 0.0:.2f}")]))
+    return "\n".join(out)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from sim.config import dotted
 
 
 @dataclass
@@ -14,7 +17,7 @@ class Result:
     profile: str
     workload: str
     inputs: dict[str, Any]
-    status: str = "ok"                 # ok | out_of_memory | error
+    status: str = "ok"                 # ok | timeout (a batch job cut at run.max_time) | out_of_memory | error
     message: str = ""
     # throughput (steady-state runs) or elapsed time (batch jobs)
     tpm: float | None = None
@@ -58,27 +61,46 @@ class Result:
         return dataclasses.asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, default=float)
+        """Standard JSON: a figure that is not a number (NaN, an infinite interval) is null, which
+        every JSON reader takes; Python's NaN/Infinity tokens are not JSON."""
+        return json.dumps(_finite(self.to_dict()), indent=2, default=float, allow_nan=False)
 
     def flat(self) -> dict[str, Any]:
-        """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet)."""
+        """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet), with
+        every figure the text report prints. Times in seconds unless the name says ms."""
         row = {f"in.{k}": v for k, v in self.inputs.items()}
         for k, v in self.to_dict().items():
             if k in ("inputs", "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "extra"):
                 continue
             row[k] = v
-        for k, v in self.extra.items():
-            if isinstance(v, (int, float, str, bool)) or v is None:
-                row[f"extra.{k}"] = v
+        row.update({k: v for k, v in dotted("extra", self.extra).items()   # lists (e.g. level_table) left out
+                    if isinstance(v, (int, float, str, bool)) or v is None})
         if self.core_utilisation:
             row["core_utilisation_mean"] = sum(self.core_utilisation) / len(self.core_utilisation)
+        if self.strand_utilisation:
+            row["strand_utilisation_mean"] = sum(self.strand_utilisation) / len(self.strand_utilisation)
         for ev in self.top_events[:5]:
-            row[f"wait.{ev['event']}.avg_ms"] = ev["avg_ms"]
+            for k in ("waits", "time_s", "avg_ms", "pct_db_time"):
+                row[f"wait.{ev['event']}.{k}"] = ev[k]
         for t, r in self.response.items():
-            row[f"rt.{t}.mean"] = r["mean"]
+            for k, v in r.items():
+                row[f"rt.{t}.{k}"] = v
+        for name, d in self.devices.items():
+            for k, v in d.items():
+                row[f"device.{name}.{k}"] = v
         return row
 
     def to_frame(self):
         import pandas as pd
 
         return pd.DataFrame([self.flat()])
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x

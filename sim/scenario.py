@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import workloads
-from sim.config import OltpsimError, Source, build, param, parse_scalar, read_yaml, replace_path
+from sim.config import OltpsimError, Source, build, dotted, param, parse_scalar, read_yaml, replace_path
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.hardware.profile import HardwareProfile, load_profile
 from sim.os.filesystem import PATHS
@@ -79,23 +79,14 @@ class Scenario:
         return self.spec.name or f"{self.profile.name}/{self.spec.workload}"
 
     def describe(self) -> dict:
+        """Every input as a dotted key (values in SI units): what a Result records of its run."""
+        spec = dataclasses.asdict(self.spec)
         return {"profile": self.profile.name, "workload": self.spec.workload,
-                **_dotted("hardware", self.spec.hardware),
-                **{f"params.{k}": v for k, v in dataclasses.asdict(self.params).items()}}
+                **dotted("hardware", self.spec.hardware), **dotted("params", dataclasses.asdict(self.params)),
+                **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"])}
 
 
-def _dotted(prefix: str, tree: dict) -> dict:
-    """{'memory': {'size': '10 GB'}} -> {'hardware.memory.size': '10 GB'}: what-if changes as columns."""
-    out = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            out.update(_dotted(f"{prefix}.{key}", value))
-        else:
-            out[f"{prefix}.{key}"] = value
-    return out
-
-
-def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[str] | None = None) -> dict:
+def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
     """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
     for key, value in overrides.items():
         if "." not in key and key not in ("profile", "workload", "name"):
@@ -104,16 +95,26 @@ def apply_overrides(data: dict, overrides: dict[str, Any], workload_fields: set[
     return data
 
 
+def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Source | None = None) -> HardwareProfile:
+    """load_profile, with a profile path that names no file refused as input (load_profile stats
+    the file before reading it, so a missing one would end in a traceback)."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and not path.is_file():
+        raise OltpsimError(f"{path}: cannot read: no such file; expected a built-in profile name "
+                           f"(oltpsim profiles) or the path of a profile YAML")
+    return load_profile(name_or_path, changes, src)
+
+
 def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     """Check a scenario mapping completely (profile, workload, params, devices) before running."""
     src = Source(source)
     spec = build(ScenarioSpec, data, src)
     try:
-        profile = load_profile(spec.profile)
+        profile = open_profile(spec.profile)
     except OltpsimError as exc:
         raise src.at("profile").error(str(exc)) from None
     if spec.hardware:
-        profile = load_profile(spec.profile, spec.hardware, src.at("hardware"))
+        profile = open_profile(spec.profile, spec.hardware, src.at("hardware"))
     try:
         module = workloads.get(spec.workload)
     except OltpsimError as exc:

@@ -43,7 +43,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from sim.config import OltpsimError, parse_scalar, read_yaml
+from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_yaml
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.scenario import Scenario, apply_overrides, resolve
@@ -221,13 +221,9 @@ def _json_default(x: Any) -> Any:
 
 
 def _flatten(prefix: str, value: Any, out: dict) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}", v, out)
-    elif isinstance(value, (list, tuple)):
-        out[prefix] = json.dumps(value, default=_json_default)
-    else:
-        out[prefix] = value
+    leaves = dotted(prefix, value) if isinstance(value, dict) else {prefix: value}
+    for k, v in leaves.items():
+        out[k] = json.dumps(v, default=_json_default) if isinstance(v, (list, tuple)) else v
 
 
 def _row(run: Run, outcome: dict) -> dict:
@@ -334,8 +330,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
         raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
     runs = plan(base, source, pts, replications)
     varied = list(dict.fromkeys(k for p in pts for k in p))
-    out = Path(out) if out is not None else default_out(scenario)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
                                                 "replications": replications, "runs": len(runs)},
                                                indent=2, default=_json_default))
@@ -352,7 +347,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     with open_executor(executor, workers, scheduler) as ex:
         _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
     records = journal.read()
-    table = _table([records[r.key]["row"] for r in runs])
+    table = _runs_frame([records[r.key]["row"] for r in runs])
     result = SweepResult(out, table, varied, computed=len(todo), reused=reused, executor=ex.description)
     result.files = write_tables(result)
     return result
@@ -399,7 +394,7 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
 
 # ---------------------------------------------------------------- tables, intervals, plots
 
-def _table(rows: list[dict]):
+def _runs_frame(rows: list[dict]):
     import pandas as pd
 
     return pd.DataFrame(rows).sort_values(["point", "replication"], kind="stable").reset_index(drop=True)

@@ -26,6 +26,10 @@ def write_profile(tmp_path: Path, mutate) -> Path:
     return path
 
 
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
 def error_of(tmp_path, mutate) -> ConfigError:
     path = write_profile(tmp_path, mutate)
     with pytest.raises(ConfigError) as info:
@@ -81,6 +85,8 @@ def test_missing_unit(tmp_path):
 def test_zero_or_negative(tmp_path, key, value):
     e = error_of(tmp_path, lambda d: d["cpu"].__setitem__(key, value))
     assert e.path == f"cpu.{key}" and "positive" in e.problem
+    assert f"got {value!r}; expected a positive {'number' if key == 'cpi_issue' else 'frequency with a unit'}" \
+        in e.problem
 
 
 def test_strands_not_a_multiple_of_pipelines(tmp_path):
@@ -150,16 +156,27 @@ def test_every_builtin_profile_loads_and_derives_cpu_count():
     (["run", "--profile", "t5221", "--workload", "tpcc"], "unknown hardware profile 't5221'"),
     (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "userz=3"], "params.userz: unknown key"),
     (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "run.max_time=5"],
-     "run.max_time: got 5; expected missing unit"),
+     "run.max_time: got 5 (missing unit); expected a time with a unit"),
     (["profile", "show", "nosuch"], "unknown hardware profile"),
     (["reproduce", "nosuch.experiment"], "unknown experiment"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "users=16"],
+     "--set users: given twice ('8', then '16'); give it once"),
+    (["profile", "show", "nosuch.yaml"], "nosuch.yaml: cannot read: no such file; expected a built-in profile name"),
+    (["run", "--profile", "nosuch.yml", "--workload", "tpcc"], "profile: nosuch.yml: cannot read: no such file"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--json", "no-such-dir/r.json"],
+     "--json no-such-dir/r.json: folder no-such-dir does not exist; expected a file in an existing folder"),
+    (["reproduce", "tseries.t5440", "--json", "no-such-dir/s.json"], "--json no-such-dir/s.json: folder no-such-dir"),
+    (["reproduce", "tseries.t5440", "--plot", "README.md/plots"], "--plot README.md/plots: cannot make this folder"),
+    (["sweep", "--profile", "t5220", "--workload", "tpcc", "--vary", "users=8", "--out", "README.md/sw"],
+     "--out README.md/sw: cannot make this folder: Not a directory"),
 ])
 def test_cli_exits_2_with_one_line_and_no_traceback(args, fragment):
-    proc = subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    proc = cli(*args)
     assert proc.returncode == 2, proc.stderr
     assert fragment in proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""   # refused before anything ran: no report, no scoreboard
 
 
 def test_bad_scenario_file_names_the_file(tmp_path):
@@ -167,7 +184,7 @@ def test_bad_scenario_file_names_the_file(tmp_path):
     path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\nrun: {warmup: 2}\n")
     proc = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2
-    assert f"{path}: run.warmup: got 2; expected missing unit" in proc.stderr
+    assert f"{path}: run.warmup: got 2 (missing unit); expected a time with a unit" in proc.stderr
 
 
 def test_hardware_changes_lay_over_the_profile_and_leave_it_alone():
@@ -202,3 +219,58 @@ def test_a_layout_by_segment_needs_a_file_per_segment():
         scenario.load(None, {**base, "database.datafiles": 3}, profile="ue10000", workload="tpcc")
     assert info.value.path == "database.datafiles" and "at least 7" in info.value.problem
     assert scenario.load(None, {**base, "database.datafiles": 7}, profile="ue10000", workload="tpcc")
+
+
+def test_a_bad_unit_shows_the_value_then_what_was_expected():
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8, "database.db_cache": "10 GBB"}, profile="t5220", workload="tpcc")
+    assert info.value.path == "database.db_cache"
+    assert "got '10 GBB' (unknown unit 'GBB'); expected a size with a unit" in str(info.value)
+
+
+def test_a_yaml_syntax_error_has_no_key_path(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: x\ncpu: [1, 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    assert str(info.value).startswith(f"{path}: YAML syntax error at line 3")
+
+
+def test_a_profile_path_that_names_no_file_is_input_not_a_crash(tmp_path):
+    missing = tmp_path / "nosuch.yaml"
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8}, profile=str(missing), workload="tpcc")
+    assert info.value.path == "profile" and f"{missing}: cannot read: no such file" in info.value.problem
+
+
+@pytest.mark.parametrize("args", [["reproduce", "tseries.t5440"],
+                                  ["sweep", "--profile", "t5220", "--workload", "tpcc", "--vary", "users=8"]])
+def test_zero_jobs_is_refused(args):
+    proc = cli(*args, "-j", "0")
+    assert proc.returncode == 2 and "'--jobs' / '-j': 0 is not in the range x>=1" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_an_sga_larger_than_memory_exits_1_naming_the_settings_that_decide_it():
+    proc = cli("run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "database.db_cache=200 GB")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("oltpsim: out of memory: kernel and SGA (")
+    assert "exceed physical memory 64.00 GB" in err and "database.db_cache" in err and "hardware.memory.size" in err
+    assert "OUT OF MEMORY" in proc.stdout and "throughput" not in proc.stdout
+
+
+def test_every_listed_setting_takes_its_listed_default_back():
+    from sim.cli import _settings
+    from sim.scenario import ScenarioSpec
+
+    listed = {k: d for k, d, _doc in _settings(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")}
+    assert listed["database.block_size"] == "8 KB" and listed["os.filesystem"] == "raw"
+    assert listed["run.max_time"] == "120 s" and listed["database.db_cache"] == "(omit)"
+    assert "database.parallel.parallel_degree_policy" in listed
+    base = scenario.load(None, {"users": 8}, profile="t5220", workload="tpcc")
+    for key, default in listed.items():
+        if default != "(omit)":   # written back as printed, it changes nothing
+            sc = scenario.load(None, {"users": 8, key: default}, profile="t5220", workload="tpcc")
+            assert sc.spec == base.spec, key
+    assert "database.db_cache" in cli("settings").stdout

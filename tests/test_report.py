@@ -1,0 +1,108 @@
+"""The text report and the data (to_frame / JSON) say the same things, in the users' language."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from sim import report, scenario
+from sim.run import run
+
+SHORT = {"run.warmup": "0.5 s", "run.batch": "0.5 s", "run.min_batches": "4", "run.max_time": "3 s"}
+UE10000_VXFS = {"users": 6, "think_time": "6 ms", "keying_time": "0 s", "warehouses": 200, "hash_clusters": True,
+                "database.block_size": "2 KB", "database.data_device": "data", "database.redo_device": "redo",
+                "database.db_cache": "1 GB", "os.filesystem": "vxfs_buffered", **SHORT}
+
+
+@pytest.fixture(scope="module")
+def ue10000():
+    r = run(scenario.load(None, UE10000_VXFS, profile="ue10000", workload="tpcc"))
+    return r, report.full(r), r.to_frame().iloc[0]
+
+
+@pytest.fixture(scope="module")
+def create_index():
+    sc = scenario.load(None, {"table_size": "200 MB", "table_device": "array", "index_device": "array",
+                              "database.redo_device": "array"}, profile="t5220", workload="create_index")
+    r = run(sc)
+    return r, report.full(r), r.to_frame().iloc[0]
+
+
+def test_every_device_line_of_the_text_is_a_column_of_the_frame(ue10000):
+    r, text, row = ue10000
+    for name in ("data", "redo"):
+        line = re.search(rf"^{name}\s+([\d,]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$", text, re.M)
+        assert line, text
+        iops, mb, util, svc, resp = line.groups()
+        assert iops == f"{row[f'device.{name}.iops']:,.0f}" and mb == f"{row[f'device.{name}.mb_per_s']:.1f}"
+        assert util == f"{row[f'device.{name}.util_pct']:.0f}"
+        assert svc == f"{row[f'device.{name}.avg_service_ms']:.2f}" and resp == f"{row[f'device.{name}.avg_response_ms']:.2f}"
+
+
+def test_top_events_and_response_percentiles_are_columns(ue10000):
+    r, text, row = ue10000
+    for e in r.top_events[:5]:
+        assert row[f"wait.{e['event']}.time_s"] == e["time_s"]
+        assert row[f"wait.{e['event']}.pct_db_time"] == e["pct_db_time"]
+        assert f"{e['time_s']:,.1f}" in text
+    assert sum(row[f"wait.{e['event']}.pct_db_time"] for e in r.top_events) == pytest.approx(100.0)
+    for t, v in r.response.items():
+        assert row[f"rt.{t}.p90"] == v["p90"] and row[f"rt.{t}.count"] == v["count"]
+
+
+def test_the_file_system_run_shows_its_cache_lock_and_memory_account(ue10000):
+    r, text, row = ue10000
+    x = r.extra
+    assert f"buffer hit {100 * x['buffer_hit_ratio']:.2f}%" in text
+    assert f"OS page-cache hits/s {x['os_cache_hits_per_s']:,.1f}" in text
+    assert f"write-held {x['file_lock_write_held_pct']:.1f}% of the time" in text
+    assert f"page cache {x['memory']['page_cache_mb']:,.0f}" in text
+    assert row["extra.memory.page_cache_mb"] == x["memory"]["page_cache_mb"]
+    # the account adds up: what is committed and the page cache fit in RAM (no overcommit here)
+    assert x["memory"]["committed_mb"] + x["memory"]["page_cache_mb"] <= x["memory"]["ram_mb"] + 1e-6
+
+
+def test_inputs_record_the_database_and_os_settings(ue10000):
+    r, _text, row = ue10000
+    assert row["in.database.db_cache"] == 2**30 and row["in.os.filesystem"] == "vxfs_buffered"
+    assert row["in.params.mix.new_order"] == pytest.approx(0.45)
+    assert json.loads(r.to_json())["inputs"]["database.block_size"] == 2048
+
+
+def test_corestat_is_named_only_on_multithreaded_cores(ue10000, create_index):
+    assert "(corestat)" in create_index[1] and "corestat" not in ue10000[1]
+    assert "cpustat-like" in ue10000[1]
+
+
+def test_a_parallel_batch_job_shows_its_degree_and_servers(create_index):
+    r, text, row = create_index
+    assert r.extra["dop"] >= 1 and f"Parallel: DOP {r.extra['dop']}" in text
+    assert f"PX servers started {r.extra['px_servers_started']:,}" in text and row["extra.dop"] == r.extra["dop"]
+    assert f"elapsed: 0:00:{r.elapsed:05.2f}" in text
+
+
+def test_no_transaction_in_the_measured_time_is_said_not_printed_as_0_plus_minus_0():
+    sc = scenario.load(None, {"users": 2, **SHORT}, profile="t5220", workload="tpcc")   # TPC-C think times: ~20 s
+    r = run(sc)
+    assert r.tpm == 0 and "± 0" not in report.summary(r)
+    assert "no transaction completed in the measured 3 s" in report.summary(r)
+
+
+def test_json_is_standard_json_with_null_for_what_is_not_a_number(ue10000):
+    r = ue10000[0]
+    r2 = type(r)(**{**r.to_dict(), "tpm_half_width": float("inf"), "extra": {**r.extra, "x": float("nan")}})
+    def refuse(token):
+        raise AssertionError(f"{token} is not JSON")
+    d = json.loads(r2.to_json(), parse_constant=refuse)
+    assert d["tpm_half_width"] is None and d["extra"]["x"] is None and d["tpm"] == r.tpm
+
+
+def test_the_title_lists_the_settings_off_their_defaults_as_set_writes_them(ue10000):
+    line = report.summary(ue10000[0]).split("throughput")[0]
+    for text in ("users 6", "think_time 6 ms", "keying_time 0 s", "warehouses 200", "hash_clusters true",
+                 "database.block_size 2 KB", "database.db_cache 1 GB", "os.filesystem vxfs_buffered", "run.max_time 3 s"):
+        assert text in line, text
+    for default in ("database.shared_pool", "os.quantum", "users_on_host", "run.seed", "mix"):
+        assert default not in line
