@@ -21,6 +21,15 @@ INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint que
 WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch, the most DBWR gathers
 into one batch (a larger backlog is written batch after batch); TIMEOUT = 3 s, DBWR's
 idle wake-up ("rdbms ipc message" timeout).
+
+Steady state without the wait (`watch` then `catch_up`): a DBWR that had a batch or more
+waiting the whole time it was watched, its backlog grown by a batch or more, writes less than the sessions
+dirty, so its backlog can only grow until free buffer waits hold it at FREE_BUFFER_LIMIT (the
+equilibrium: transactions at DBWR's write rate / writes per transaction). With a slow net
+growth that takes hours simulated; `catch_up` moves the backlog there at once: the extra
+buffers are dirtied (counted, and written later like any other) in the mix of files of those
+pending, so only the time to get there is skipped. A DBWR that got within a batch of its
+backlog is left alone.
 """
 
 from __future__ import annotations
@@ -56,12 +65,17 @@ class DatabaseWriter:
         self.progress: simpy.Event | None = None
         self.order: deque = deque()   # files of the batch's buffers not yet issued, sorted
         self.ranges: deque | None = None   # [file range, buffers] of the pending buffers, oldest first
+        self.watch_from: float | None = None   # watch the backlog from this time (see catch_up)
+        self._watched: int | None = None       # the backlog when the watch began
+        self._low = 0                          # the least backlog since
         env.process(self._run())
 
     def dirty(self, n: int, files: tuple[int, int] | None = None) -> None:
         """n more dirty buffers, of a segment in the datafile range `files` (None: any file)."""
         if n <= 0:
             return
+        if self._watched is None and self.watch_from is not None and self.env.now >= self.watch_from:
+            self._watched = self._low = self.unwritten
         if files is not None and self.ranges is None:
             self.ranges = deque([[None, self.pending]] if self.pending else [])
         if self.ranges is not None:
@@ -129,6 +143,8 @@ class DatabaseWriter:
 
     def _written(self) -> None:
         self.in_flight -= 1
+        if self._watched is not None:
+            self._low = min(self._low, self.unwritten)
         self.writes += 1
         self.written_total += 1
         if self.progress is not None and not self.progress.triggered:
@@ -139,6 +155,40 @@ class DatabaseWriter:
         if not self.batch_left and not self.in_flight and self.pending >= self.batch_size \
                 and self.wakeup is not None and not self.wakeup.triggered:
             self.wakeup.succeed()
+
+    def watch(self, since: float) -> None:
+        """Watch the backlog from time `since` on, for catch_up (no event is scheduled)."""
+        self.watch_from, self._watched = since, None
+
+    def catch_up(self) -> int:
+        """End the watch. If DBWR never had less than a batch waiting and its backlog grew by a
+        batch or more (less is within what a DBWR that keeps up holds pending), it cannot keep up: dirty the buffers that take the backlog to FREE_BUFFER_LIMIT, in the
+        pending buffers' mix of files. Returns how many (0: DBWR keeps up, nothing changed)."""
+        watched, self.watch_from, self._watched = self._watched, None, None
+        if watched is None or self._low < self.batch_size or self.unwritten - watched < self.batch_size:
+            return 0
+        extra = int(self.limit) - self.unwritten
+        if extra <= 0:
+            return 0
+        if self.ranges:   # older than the pending buffers: copies of their sequence of files
+            self.ranges = deque(self._copies(extra) + list(self.ranges))
+        elif self.ranges is not None:
+            self.ranges.append([None, extra])
+        self.pending += extra
+        self.dirtied_total += extra
+        return extra
+
+    def _copies(self, n: int) -> list:
+        """n buffers' [file range, buffers] entries: the pending sequence repeated, cut at n, so
+        that any WRITE_BATCH of them mixes files as the buffers dirtied one after another do."""
+        out: list = []
+        while n > 0:
+            for files, k in self.ranges:
+                out.append([files, min(k, n)])
+                n -= out[-1][1]
+                if n <= 0:
+                    break
+        return out
 
     def reset_stats(self) -> None:
         self.writes = 0

@@ -1,0 +1,108 @@
+"""DBWR's steady state without the wait: a writer slower than the dirtying is moved to its
+free-buffer limit at the end of the warm-up (DatabaseWriter.catch_up); one that keeps up is not."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import simpy
+
+from sim import scenario
+from sim.db.dbwr import FREE_BUFFER_LIMIT, DatabaseWriter
+from sim.metrics import WaitEvents
+from sim.run import run
+
+WRITE = 0.01   # one write at a time, 10 ms each: DBWR writes at most 100 blocks/s
+
+
+class _Cpu:
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, instructions, sys_share=0.0):
+        return self.env.timeout(0.0)
+
+
+class _Files:
+    """Four files; writes take WRITE each; remembers which file each write went to."""
+
+    def __init__(self, env):
+        self.env, self.written = env, []
+
+    def pick_files(self, n, ranges=None):
+        return [0 if r is None else r[0] for r in (ranges or [None] * n)]
+
+    def write_then(self, file, done):
+        self.written.append(file)
+        self.env.timeout(WRITE).callbacks.append(lambda _e: done())
+
+
+def _writer(rate, buffers=8_000):
+    """DBWR (one write in flight) and a session dirtying one block per transaction at `rate`
+    a second when never held, each transaction first taking a free buffer (a read)."""
+    env = simpy.Environment()
+    waits = WaitEvents()
+    dbwr = DatabaseWriter(env, _Cpu(env), _Files(env), buffers, False, 0, waits)
+    done = [0]
+
+    def session():
+        while True:
+            yield from dbwr.free_buffer()
+            dbwr.dirty(1, (done[0] % 4, 1))   # files 0-3 in turn
+            done[0] += 1
+            yield env.timeout(1.0 / rate)
+    env.process(session())
+    return env, dbwr, waits, done
+
+
+def test_a_writer_slower_than_the_dirtying_reaches_the_free_buffer_equilibrium_at_once():
+    """Dirtying 300/s against 100 writes/s: the backlog grows 200/s and would reach the 2,000-buffer
+    limit only after ~10 s; watched over 2-6 s, it is moved there at the end of a 6-s warm-up,
+    in the same mix of files. From then on transactions run at the write rate (1 write each):
+    X = 100/s, with free buffer waits; nothing is lost (written <= dirtied, all written in the end)."""
+    env, dbwr, waits, done = _writer(300.0)
+    dbwr.watch(2.0)
+    env.run(until=6.0)
+    before = dbwr.unwritten
+    assert before < 0.75 * dbwr.limit
+    extra = dbwr.catch_up()
+    assert extra == int(FREE_BUFFER_LIMIT * 8_000) - before
+    assert dbwr.unwritten == dbwr.limit and dbwr.dirtied_total - dbwr.written_total == dbwr.unwritten
+    assert {r[0][0] for r in list(dbwr.ranges)[:4]} == {0, 1, 2, 3}   # the oldest still alternate files
+    env.run(until=10.0)                                                # a second warm-up
+    start, written = done[0], dbwr.written_total
+    env.run(until=20.0)
+    assert (done[0] - start) / 10.0 == pytest.approx(100.0, rel=0.02)
+    assert (dbwr.written_total - written) / 10.0 == pytest.approx(100.0, rel=0.02)
+    assert waits.events["free buffer waits"].time > 5.0
+    assert dbwr.written_total <= dbwr.dirtied_total
+    assert abs(dbwr.unwritten - dbwr.limit) <= 1
+    dirtied = dbwr.dirtied_total
+    env.run(until=20.0 + dbwr.unwritten * WRITE + 10.0)    # every block dirtied by 20 s gets written
+    assert dbwr.written_total >= dirtied
+
+
+def test_a_writer_that_keeps_up_is_left_alone():
+    """Dirtying 50/s against 100 writes/s: DBWR empties its backlog after each batch; nothing moves."""
+    env, dbwr, _, _ = _writer(50.0)
+    dbwr.watch(10.0)
+    env.run(until=30.0)
+    state = (dbwr.pending, dbwr.batch_left, dbwr.in_flight, dbwr.dirtied_total, dbwr.written_total)
+    assert dbwr.catch_up() == 0
+    assert (dbwr.pending, dbwr.batch_left, dbwr.in_flight, dbwr.dirtied_total, dbwr.written_total) == state
+
+
+def test_a_run_whose_dbwr_keeps_up_is_bit_identical_with_and_without_settling():
+    """UE10000 on raw, KAIO DBWR: it keeps up, so the option changes nothing, event for event."""
+    base = {"users": 4, "think_time": "0 s", "keying_time": "0 s", "warehouses": 200, "database.block_size": "2 KB",
+            "database.db_cache": "100 MB", "database.redo_device": "redo", "database.oracle_bits": 32, "os.bits": 32,
+            "run.warmup": "4 s", "run.batch": "1 s", "run.min_batches": 2, "run.max_time": "2 s"}
+    results = [run(scenario.load(None, {**base, "run.settle_writer": on}, profile="ue10000", workload="tpcc"))
+               for on in (True, False)]
+    a, b = (dataclasses.asdict(r) for r in results)
+    for r in (a, b):
+        r.pop("wall_time")
+        r["inputs"].pop("run.settle_writer", None)
+    assert "dbwr_backlog_skipped" not in a["extra"]
+    assert a == b
