@@ -16,20 +16,20 @@ up. A batch is written in file order (DBWR sorts the buffers it gathers by file 
 so that each file's writes go out together): where the file system gives every file a
 single-writer lock, the writers of a batch queue file after file behind one lock at a time,
 and each file's readers wait while its share of the batch drains. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
-FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free;
+FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free (the
+scan depth, _db_block_max_scan_pct, is 40% in 10g; no 8i value found);
 INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
 WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch, the most DBWR gathers
 into one batch (a larger backlog is written batch after batch); TIMEOUT = 3 s, DBWR's
 idle wake-up ("rdbms ipc message" timeout).
 
 Steady state without the wait (`watch` then `catch_up`): a DBWR that had a batch or more
-waiting the whole time it was watched, its backlog grown by a batch or more, writes less than the sessions
-dirty, so its backlog can only grow until free buffer waits hold it at FREE_BUFFER_LIMIT (the
-equilibrium: transactions at DBWR's write rate / writes per transaction). With a slow net
-growth that takes hours simulated; `catch_up` moves the backlog there at once: the extra
-buffers are dirtied (counted, and written later like any other) in the mix of files of those
-pending, so only the time to get there is skipped. A DBWR that got within a batch of its
-backlog is left alone.
+waiting the whole time it was watched, and whose backlog grew by a batch or more, writes less
+than the sessions dirty: its backlog can only grow until free buffer waits hold it at
+FREE_BUFFER_LIMIT (then transactions run at DBWR's write rate / writes per transaction). With
+a slow net growth that takes hours simulated; `catch_up` moves the backlog there at once: the
+extra buffers are dirtied (counted, and written later like any other) in the sequence of files
+of those pending, so only the time to get there is skipped. Any other DBWR is left alone.
 """
 
 from __future__ import annotations
@@ -162,8 +162,9 @@ class DatabaseWriter:
 
     def catch_up(self) -> int:
         """End the watch. If DBWR never had less than a batch waiting and its backlog grew by a
-        batch or more (less is within what a DBWR that keeps up holds pending), it cannot keep up: dirty the buffers that take the backlog to FREE_BUFFER_LIMIT, in the
-        pending buffers' mix of files. Returns how many (0: DBWR keeps up, nothing changed)."""
+        batch or more (less is within what a DBWR that keeps up holds pending), it cannot keep
+        up: dirty the buffers that take the backlog to FREE_BUFFER_LIMIT, in the pending buffers'
+        sequence of files. Returns how many (0: nothing changed)."""
         watched, self.watch_from, self._watched = self._watched, None, None
         if watched is None or self._low < self.batch_size or self.unwritten - watched < self.batch_size:
             return 0
