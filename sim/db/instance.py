@@ -133,21 +133,17 @@ class Instance:
         return s
 
     def watch_writer(self, since: float) -> None:
-        """Start watching DBWR's backlog at time `since` (of the warm-up), for settle_writer."""
-        if self.dbwr is not None:
+        """Start watching DBWR's backlog at time `since` (of the warm-up), for settle_writer. Not
+        with log-switch checkpoints: the backlog then heads for the checkpoints' bound, which moves
+        with the redo per log; it is not estimated, so those runs keep their own pace."""
+        if self.dbwr is not None and self.lgwr.checkpoints is None:
             self.dbwr.watch(since)
 
     def settle_writer(self) -> int:
-        """At the end of the warm-up: move a DBWR that cannot keep up to its free-buffer-limit
-        steady state (DatabaseWriter.catch_up); returns the buffers dirtied to get there. Not with
-        log-switch checkpoints: the backlog then heads for the checkpoints' bound, which moves
-        with the redo per log; it is not estimated, so those runs keep their own pace."""
-        if self.dbwr is None:
-            return 0
-        if self.lgwr.checkpoints is not None:
-            self.dbwr.watch_from = None
-            return 0
-        return self.dbwr.catch_up()
+        """At the end of the warm-up: move a watched DBWR that cannot keep up to its
+        free-buffer-limit steady state (DatabaseWriter.catch_up); returns the buffers dirtied to
+        get there (0 if it was not watched)."""
+        return self.dbwr.catch_up() if self.dbwr is not None else 0
 
     def reset_stats(self) -> None:
         self.waits.reset()
