@@ -30,6 +30,11 @@ class DatabaseSpec:
                                         "logs so large that none fills during a run, as benchmark kits size them)",
                                         kind="size", default=None, positive=True)
     redo_log_groups: int = param("online redo log groups used in a circle", default=3, minimum=2)
+    # Oracle8i Reference 8.1.6, LOG_CHECKPOINT_TIMEOUT: "no buffer will remain dirty (in the cache) for
+    # more than integer seconds"; the default is 1800 s from 8.1.5 on (Enterprise Edition; 900 s otherwise).
+    log_checkpoint_timeout: float | None = param("log_checkpoint_timeout: a changed buffer is written within this "
+                                                 "time even if it stays cached (omit: no time-based checkpoint)",
+                                                 kind="time", default=None, positive=True)
     # Private memory of one dedicated server process (Oracle 9i/10g, 64-bit). Estimate: UGA + PGA of an
     # OLTP session with small sort areas ~0.6 MB, private pages of the oracle image (data, bss,
     # relocations) and stack ~0.9 MB. The working set is what one call touches: UGA, stack top, cursors.
