@@ -88,3 +88,40 @@ def test_small_logs_hold_a_cached_database_to_dbwr_speed(tmp_path):
     assert held.tpm < 0.7 * free.tpm
     absorbed = run(_cached_opteron(redo_log_size="1 MB"))
     assert absorbed.tpm > 0.9 * free.tpm
+
+
+def test_a_checkpoint_timeout_writes_each_changed_cached_block_once_per_renewal_cycle():
+    """A timeout of n transactions: a block changed c times per transaction waits 1/c for a change,
+    then n until written: c / (1 + c n) writes per transaction (cold: every change, c; hot: 1/n).
+    Never more than periodic checkpoints every n transactions (x / (1 + x) <= 1 - exp(-x))."""
+    seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
+    cache = BufferCache([seg], 10.0)
+    for n in (1.0, 100.0, 1e4):
+        expected = 0.001 / (1 + 0.001 * n) + 1.0 / (1 + 1.0 * n)
+        assert cache.timeout_writes(n)["t"] == pytest.approx(expected, rel=1e-3)
+        assert cache.timeout_writes(n)["t"] <= cache.checkpoint_writes(n)["t"]
+    assert cache.timeout_writes(1e-9)["t"] == pytest.approx(1.001, rel=1e-3)
+
+
+def _ue10000_ufs(**db):
+    over = {"users": 6, "think_time": "6 ms", "keying_time": "0 s", "warehouses": 200, "hash_clusters": True,
+            "database.block_size": "2 KB", "database.db_cache": "2560 MB", "database.redo_device": "redo",
+            "database.data_device": "data", "database.oracle_bits": 32, "database.disk_asynch_io": False,
+            "database.dbwr_io_slaves": 20, "os.bits": 32, "os.filesystem": "ufs_direct",
+            "run.warmup": "10 s", "run.batch": "1 s", "run.min_batches": 4, "run.max_time": "6 s",
+            **{f"database.{k}": v for k, v in db.items()}}
+    return run(scenario.load(None, over, profile="ue10000", workload="tpcc"))
+
+
+def test_a_checkpoint_timeout_adds_the_writes_of_changed_blocks_that_stay_cached():
+    """UE10000, 2.5 GB cache: without checkpoints DBWR writes only evicted blocks (~1.6 a
+    transaction); with Oracle 8.1.5's default 1800-s timeout the changed cached blocks are written
+    too (at a few thousand TPM, ~2 more a transaction, sim/db/buffer_cache.py timeout_writes);
+    a 1-hour timeout writes fewer of them than a 15-minute one."""
+    per_tx = {}
+    for timeout in (None, "900 s", "1800 s", "3600 s"):
+        r = _ue10000_ufs(**({} if timeout is None else {"log_checkpoint_timeout": timeout}))
+        per_tx[timeout] = r.extra["physical_writes_per_s"] / (r.tpm / 60.0)
+    assert 1.2 < per_tx[None] < 2.0
+    assert per_tx["900 s"] > per_tx["1800 s"] > per_tx["3600 s"] > per_tx[None] + 0.5
+    assert per_tx["1800 s"] - per_tx[None] == pytest.approx(2.0, abs=0.8)

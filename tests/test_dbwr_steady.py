@@ -108,3 +108,28 @@ def test_a_run_whose_dbwr_keeps_up_is_bit_identical_with_and_without_settling():
         r["inputs"].pop("run.settle_writer", None)
     assert "dbwr_backlog_skipped" not in a["extra"]
     assert a == b
+
+
+def _ufs_buffered(redo_log_size):
+    """The veritas UFS buffered 100MB row, short: DBWR (8 writes over the file locks) cannot keep up."""
+    over = {"users": 6, "think_time": "6 ms", "keying_time": "0 s", "warehouses": 200, "hash_clusters": True,
+            "database.block_size": "2 KB", "database.db_cache": "100 MB", "database.redo_device": "redo",
+            "database.data_device": "data", "database.datafiles": 59, "database.datafile_size": "868 MB",
+            "database.oracle_bits": 32, "database.dbwr_max_writes": 8, "database.disk_asynch_io": False,
+            "database.dbwr_io_slaves": 20, "os.bits": 32, "os.filesystem": "ufs_buffered",
+            "os.redo_filesystem": "ufs_buffered", "run.warmup": "20 s", "run.batch": "1 s",
+            "run.min_batches": 2, "run.max_time": "2 s"}
+    if redo_log_size is not None:
+        over["database.redo_log_size"] = redo_log_size
+    return run(scenario.load(None, over, profile="ue10000", workload="tpcc"))
+
+
+def test_log_switch_checkpoints_settle_dbwr_only_where_the_free_buffer_limit_binds_first():
+    """Logs of 4 GB: LGWR could stop on an incomplete checkpoint only with ~2 logs' worth of
+    dirtied buffers unwritten, far past the 12,800-buffer free-buffer limit of a 100 MB cache:
+    DBWR is settled there, as without sized logs. Logs of 1 MB: their bound (a few hundred
+    buffers) comes first, so the run keeps its own pace (nothing skipped)."""
+    none, big, small = (_ufs_buffered(s) for s in (None, "4 GB", "1 MB"))
+    assert none.extra.get("dbwr_backlog_skipped", 0) > 0
+    assert big.extra.get("dbwr_backlog_skipped", 0) > 0
+    assert "dbwr_backlog_skipped" not in small.extra

@@ -12,7 +12,8 @@ often it is touched per transaction, and what share of the touches change it. Th
 - and, when logs fill and start checkpoints every n transactions, the blocks that stay cached
   but were changed since the last checkpoint: a block changed c times per transaction is
   dirty at a checkpoint with probability 1 - exp(-c n) (changes as a Poisson stream; repeated
-  changes between two checkpoints cost one write).
+  changes between two checkpoints cost one write); with a checkpoint timeout instead (no
+  changed block unwritten longer than n transactions), c / (1 + c n) writes per transaction.
 
 The OS page cache caches pages, not database blocks: where a page holds several blocks
 (`page_blocks`: 8 KB Solaris pages on UltraSPARC over 2 KB Oracle blocks hold 4), level 2
@@ -105,6 +106,18 @@ class BufferCache:
         for s in self.segments:
             change = s.rates * s.update_share
             out[s.name] = float(np.dot(s.counts * self._hits[s.name], -np.expm1(-change * transactions))) / transactions
+        return out
+
+    def timeout_writes(self, transactions: float) -> dict[str, float]:
+        """Writes per transaction, per segment, of cached blocks when no changed block stays
+        unwritten for more than `transactions` transactions (an incremental checkpoint with a
+        timeout): a cached block changed c times per transaction waits 1/c for its first change,
+        then is written `transactions` later (changes in between cost no more writes), so it
+        is written c / (1 + c n) times per transaction (a renewal cycle of 1/c + n)."""
+        out = {}
+        for s in self.segments:
+            change = s.rates * s.update_share
+            out[s.name] = float(np.dot(s.counts * self._hits[s.name], change / (1.0 + change * transactions)))
         return out
 
     def hit_ratio(self) -> float:

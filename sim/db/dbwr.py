@@ -160,6 +160,10 @@ class DatabaseWriter:
         """Watch the backlog from time `since` on, for catch_up (no event is scheduled)."""
         self.watch_from, self._watched = since, None
 
+    def unwatch(self) -> None:
+        """End the watch, leaving the backlog as it is."""
+        self.watch_from, self._watched = None, None
+
     def catch_up(self) -> int:
         """End the watch. If DBWR never had less than a batch waiting and its backlog grew by a
         batch or more (less is within what a DBWR that keeps up holds pending), it cannot keep

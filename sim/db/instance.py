@@ -30,6 +30,11 @@ class DatabaseSpec:
                                         "logs so large that none fills during a run, as benchmark kits size them)",
                                         kind="size", default=None, positive=True)
     redo_log_groups: int = param("online redo log groups used in a circle", default=3, minimum=2)
+    # Oracle8i Reference 8.1.6, LOG_CHECKPOINT_TIMEOUT: "no buffer will remain dirty (in the cache) for
+    # more than integer seconds"; the default is 1800 s from 8.1.5 on (Enterprise Edition; 900 s otherwise).
+    log_checkpoint_timeout: float | None = param("log_checkpoint_timeout: a changed buffer is written within this "
+                                                 "time even if it stays cached (omit: no time-based checkpoint)",
+                                                 kind="time", default=None, positive=True)
     # Private memory of one dedicated server process (Oracle 9i/10g, 64-bit). Estimate: UGA + PGA of an
     # OLTP session with small sort areas ~0.6 MB, private pages of the oracle image (data, bss,
     # relocations) and stack ~0.9 MB. The working set is what one call touches: UGA, stack top, cursors.
@@ -133,17 +138,33 @@ class Instance:
         return s
 
     def watch_writer(self, since: float) -> None:
-        """Start watching DBWR's backlog at time `since` (of the warm-up), for settle_writer. Not
-        with log-switch checkpoints: the backlog then heads for the checkpoints' bound, which moves
-        with the redo per log; it is not estimated, so those runs keep their own pace."""
-        if self.dbwr is not None and self.lgwr.checkpoints is None:
+        """Start watching DBWR's backlog at time `since` (of the warm-up), for settle_writer."""
+        if self.dbwr is not None:
             self.dbwr.watch(since)
+
+    def checkpoint_bound(self) -> float | None:
+        """With log-switch checkpoints, the most buffers DBWR can leave unwritten before LGWR
+        stops on a log whose checkpoint is incomplete: what is dirtied while the other
+        groups - 1 logs fill (sim/db/checkpoint.py), at the dirtied-per-redo-byte rate seen so
+        far. None without checkpoints or before any redo."""
+        ck = self.lgwr.checkpoints
+        if ck is None or self.dbwr is None or self.lgwr.bytes <= 0.0:
+            return None
+        return (ck.groups - 1) * ck.size * self.dbwr.dirtied_total / self.lgwr.bytes
 
     def settle_writer(self) -> int:
         """At the end of the warm-up: move a watched DBWR that cannot keep up to its
         free-buffer-limit steady state (DatabaseWriter.catch_up); returns the buffers dirtied to
-        get there (0 if it was not watched)."""
-        return self.dbwr.catch_up() if self.dbwr is not None else 0
+        get there (0 if it was not watched). Under log-switch checkpoints only where their bound
+        is the larger, so the free-buffer limit is met first; otherwise the backlog heads for
+        the checkpoints' bound and the run keeps its own pace."""
+        if self.dbwr is None:
+            return 0
+        bound = self.checkpoint_bound()
+        if bound is not None and bound < self.dbwr.limit:
+            self.dbwr.unwatch()
+            return 0
+        return self.dbwr.catch_up()
 
     def reset_stats(self) -> None:
         self.waits.reset()
