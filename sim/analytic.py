@@ -16,6 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.special import gammainc
 
 __all__ = [
     "repairman",
@@ -346,6 +347,66 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     return -np.expm1(-a * np.maximum(t2 - t1, 0.0))
 
 
+def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
+    """Level-2 hit probabilities when level 2 is a FIFO cache fed by a TTL-like level 1.
+
+    The level-2 input of an item is the renewal process of _renewal_level2 (gaps t1 + Exp(a)).
+    In a large FIFO cache an item inserted at a miss stays a nearly fixed time T2 (the time
+    C2 insertions take) whatever its hits (Che-like approximation of FIFO, Martina, Garetto &
+    Leonardi 2014). With M = M(T2) the renewal function (requests in (0, T2] after the one that
+    inserted it): hit = M / (M + 1), and by Wald's identity a cycle (insertion to the next
+    insertion) lasts mu (M + 1), mu = t1 + 1/a the mean gap, so occupancy = T2 / (mu (M + 1)).
+    M(T) = sum_k P(k t1 + Gamma(k, a) <= T); past K_MAX terms, the renewal theorem's
+    M ~ T/mu + (sigma^2/mu^2 - 1)/2 (sigma = 1/a). Poisson input (t1 = 0) gives the
+    textbook FIFO/RANDOM form hit = r T / (1 + r T).
+    """
+    t1 = np.broadcast_to(np.asarray(t1, dtype=float), r.shape)
+    x = r * t1
+    ex = np.exp(-x)
+    r2 = r * ex
+    keep = 1.0 - x * ex
+    a = r2 / keep
+    live = (r2 > 0.0) & (w > 0.0)
+    total = float(w[live].sum())
+    if total == 0.0 or c2 <= 0.0:
+        return np.zeros_like(r)
+    if c2 >= total:
+        return live.astype(float)
+    al, wl, tl = a[live], w[live], t1[live]
+    mu = tl + 1.0 / al
+    k = np.arange(1, _FIFO_K_MAX + 1, dtype=float)[:, None]
+
+    def renewals(t2: float) -> np.ndarray:
+        n = t2 / mu
+        far = n > _FIFO_K_MAX / 2.0
+        m = np.empty_like(mu)
+        m[far] = n[far] + ((1.0 / (al[far] * mu[far])) ** 2 - 1.0) / 2.0
+        near = ~far
+        if near.any():
+            room = t2 - k * tl[near]
+            m[near] = np.where(room > 0.0, gammainc(k, al[near] * np.maximum(room, 0.0)), 0.0).sum(axis=0)
+        return np.maximum(m, 0.0)
+
+    def g(log_t: float) -> float:
+        t2 = math.exp(log_t)
+        occ = np.minimum(1.0, t2 / (mu * (renewals(t2) + 1.0)))
+        return float(np.dot(wl, occ)) / total - c2 / total
+
+    t_lo = c2 / float(np.dot(wl, 1.0 / mu)) / 4.0
+    t2 = _solve_log_time(g, t_lo, 4.0 * max(float(mu.max()), t_lo))
+    out = np.zeros_like(r)
+    if math.isinf(t2):
+        out[live] = 1.0
+        return out
+    m = renewals(t2)
+    out[live] = m / (m + 1.0)
+    return out
+
+
+_FIFO_K_MAX = 64
+LEVEL2_POLICIES = ("lru", "fifo")
+
+
 def che_two_level(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarray | None = None,
                   counts: np.ndarray | None = None, *,
                   method: str = "renewal") -> tuple[float, float]:
@@ -397,7 +458,8 @@ def che_two_level_hits(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarra
 
 def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.ndarray,
                           counts: np.ndarray | None = None,
-                          group_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                          group_counts: np.ndarray | None = None,
+                          policy: str = "lru") -> tuple[np.ndarray, np.ndarray]:
     """Two LRU levels whose units differ: level 1 caches items, level 2 caches groups of them
     (the OS page cache holds 8 KB pages, each several 2 KB database blocks).
 
@@ -409,7 +471,10 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     R_g with the dead time that gives the same miss stream, t1_g = ln(R_g / R2_g) / R_g (exact
     for a unit of one item), in the renewal form (_renewal_level2) with capacity c2 in units.
     Returns (h1_i, h2_i): item i's level-1 hit probability and the level-2 hit probability of
-    its level-1 misses (its unit's)."""
+    its level-1 misses (its unit's). `policy` is level 2's replacement: "lru"
+    (_renewal_level2) or "fifo" (_renewal_fifo_level2)."""
+    if policy not in LEVEL2_POLICIES:
+        raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
     r = np.asarray(rates, dtype=float)
     m = np.ones_like(r) if counts is None else np.asarray(counts, dtype=float)
     g = np.asarray(group, dtype=np.intp)
@@ -423,7 +488,8 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     gm = np.ones(n) if group_counts is None else np.asarray(group_counts, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         dead = np.where(big > 0.0, np.log(big / np.maximum(miss, 1e-300)) / np.maximum(big, 1e-300), 0.0)
-    h2 = _renewal_level2(big, gm, dead, float(c2))
+    level2 = _renewal_fifo_level2 if policy == "fifo" else _renewal_level2
+    h2 = level2(big, gm, dead, float(c2))
     return h1, h2[g]
 
 

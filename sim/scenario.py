@@ -32,6 +32,11 @@ class OsSpec:
     redo_filesystem: str = param("I/O path of the online redo logs (raw: the redo device itself)", default="raw",
                                  choices=tuple(PATHS))
     bits: Literal[32, 64] = param("32- or 64-bit kernel", default=64)
+    page_replacement: Literal["lru", "fifo"] = param(
+        "how the OS page cache (the second cache level under a caching file system) replaces pages: lru, or "
+        "fifo as Solaris 7 and earlier do in effect (file pages stay mapped until the two-handed clock's back hand "
+        "frees them, handspreadpages = fastscan = 64 MB behind the front hand: only a page referenced in that "
+        "short gap survives a pass; sim/os/vm.py)", default="lru", choices=("lru", "fifo"))
 
 
 @dataclass(frozen=True, kw_only=True)

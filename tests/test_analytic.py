@@ -299,9 +299,10 @@ def test_two_level_not_better_than_one_big_cache(alpha, c1, c2, method):
     assert h1 + h2 <= che_hit_ratio(r, c1 + c2) + 1e-9
 
 
-def _two_level_lru(p, c1, c2, requests, rng, group=None):
+def _two_level_lru(p, c1, c2, requests, rng, group=None, fifo=False):
     """Exact cascade: an L1 LRU whose misses go to an L2 LRU (a miss fills both). With `group`,
-    L2 caches groups (pages) of L1's items (blocks): item x lives in L2 unit group[x]."""
+    L2 caches groups (pages) of L1's items (blocks): item x lives in L2 unit group[x]. With
+    `fifo`, an L2 hit leaves the unit where it is (L2 evicts in insertion order)."""
     seq = rng.choice(p.size, size=requests, p=p).tolist()
     l1: OrderedDict[int, None] = OrderedDict()
     l2: OrderedDict[int, None] = OrderedDict()
@@ -317,7 +318,8 @@ def _two_level_lru(p, c1, c2, requests, rng, group=None):
             l1.popitem(last=False)
         g = x if group is None else group[x]
         if g in l2:
-            l2.move_to_end(g)
+            if not fifo:
+                l2.move_to_end(g)
             hit2 += i >= warm
         else:
             l2[g] = None
@@ -359,3 +361,41 @@ def test_paged_second_level_vs_exact_cascade(c1, c2):
     # groups of one item are che_two_level_hits exactly
     one = che_two_level_grouped(p, c1, c2, np.arange(p.size))
     assert np.allclose(one[1], che_two_level_hits(p, c1, c2)[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("c1, c2", [(200, 400), (100, 600)])
+def test_paged_fifo_second_level_vs_exact_cascade(c1, c2):
+    """A FIFO page cache under an LRU buffer cache (Solaris 7's page scanner in effect): the
+    renewal form with a fixed residence T2 after insertion tracks the exact cascade, and with
+    L2 well above L1 it gets fewer hits than an LRU L2 (a hit does not keep a page)."""
+    from sim.analytic import che_two_level_grouped
+    rng = np.random.default_rng(11)
+    p = 1.0 / np.arange(1, 4001) ** 0.8
+    rng.shuffle(p)
+    p /= p.sum()
+    group = np.arange(p.size) // 4
+    _s1, s2 = _two_level_lru(p, c1, c2, 150_000, rng, group, fifo=True)
+    h1, h2 = che_two_level_grouped(p, c1, c2, group, policy="fifo")
+    fifo = float(p @ ((1.0 - h1) * h2))
+    assert fifo == pytest.approx(s2, abs=0.015)
+    _h1, h2_lru = che_two_level_grouped(p, c1, c2, group)
+    assert fifo < float(p @ ((1.0 - h1) * h2_lru)) - 0.005
+
+
+def test_fifo_level2_poisson_limit():
+    """No dead time (t1 = 0): the textbook FIFO/RANDOM form, hit_i = r_i T / (1 + r_i T) with
+    the occupancies (the same expression) summing to the capacity."""
+    from sim.analytic import _renewal_fifo_level2
+    r = 1.0 / np.arange(1, 501) ** 0.9
+    w = np.ones_like(r)
+    h = _renewal_fifo_level2(r, w, 0.0, 100.0)
+    t = h / (1.0 - h) / r                      # r T = h / (1 - h): one T for every item
+    assert np.allclose(t, t[0], rtol=1e-6)
+    assert float(h.sum()) == pytest.approx(100.0, rel=1e-6)
+    assert np.all(_renewal_fifo_level2(r, w, 0.0, 600.0) == 1.0)   # room for all
+
+
+def test_level2_policy_is_checked():
+    from sim.analytic import che_two_level_grouped
+    with pytest.raises(ValueError, match="policy must be one of"):
+        che_two_level_grouped(ZIPF, 10, 20, np.arange(ZIPF.size), policy="clock")

@@ -67,13 +67,16 @@ class BufferCache:
     """Hit and write figures for every segment, for a cache of `blocks` buffers over an OS
     cache of `os_blocks` (0: the file system does not cache)."""
 
-    def __init__(self, segments: list[Segment], blocks: float, os_blocks: float = 0.0, page_blocks: int = 1):
+    def __init__(self, segments: list[Segment], blocks: float, os_blocks: float = 0.0, page_blocks: int = 1,
+                 os_policy: str = "lru"):
         self.segments = segments
         self.blocks, self.os_blocks = blocks, os_blocks
         rates = np.concatenate([s.rates for s in segments])
         counts = np.concatenate([s.counts for s in segments])
         if page_blocks > 1 and os_blocks > 0.0:
-            h1, h2 = _paged_hits(segments, blocks, os_blocks / page_blocks, page_blocks)
+            h1, h2 = _paged_hits(segments, blocks, os_blocks / page_blocks, page_blocks, os_policy)
+        elif os_policy != "lru" and os_blocks > 0.0:   # each block its own level-2 unit
+            h1, h2 = che_two_level_grouped(rates, blocks, os_blocks, np.arange(len(rates)), counts, counts, os_policy)
         else:
             h1, h2 = che_two_level_hits(rates, blocks, max(os_blocks, 0.0), counts=counts)
         self.odds: dict[str, SegmentOdds] = {}
@@ -127,7 +130,7 @@ class BufferCache:
         return 1.0 - missed / total if total else 1.0
 
 
-def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int):
+def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int, policy: str = "lru"):
     """(h1, h2) per bucket of every segment, level 2 over pages of `page_blocks` consecutive
     blocks. A bucket of one rate (m identical blocks) becomes `page_blocks` items of m / P
     blocks each sharing a unit of m / P pages; a per-block array (equal counts: one entry per
@@ -158,6 +161,6 @@ def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_bl
         ngroups += pages
         start += n + pad
     h1, h2 = che_two_level_grouped(np.concatenate(rates), blocks, os_pages, np.concatenate(group),
-                                   np.concatenate(counts), np.concatenate(gcounts))
+                                   np.concatenate(counts), np.concatenate(gcounts), policy)
     idx = np.concatenate(back)
     return h1[idx], h2[idx]

@@ -18,6 +18,24 @@ RAM + swap nothing more can be committed: the run ends as **out of memory**, a r
 
 Counting is per kind, so a million processes cost one dict entry, not a million objects.
 
+Which pages the page cache keeps (`os.page_replacement`, used by the cache model,
+sim/db/buffer_cache.py): "lru", or "fifo" for Solaris 7 and earlier. Before Solaris 8's cyclic
+page cache (which frees a file page when segmap releases it), a file page read through segmap
+stays in use after the read, so file I/O fills memory until free memory falls to lotsfree and
+the page scanner runs (what Solaris 7's optional priority paging was made to tame: McDougall &
+Mauro, Solaris Internals, 2000). The scanner is a two-handed clock: the front hand clears a
+page's reference bit, the back hand, handspreadpages behind it, frees the page unless it was
+referenced in between (Solaris Tunable Parameters Reference Manual: handspreadpages defaults
+to fastscan, fastscan to the lesser of 64 MB and half of memory; Appendix A of the VERITAS
+brief sets neither). The hands move only as fast as pages are needed: on the UE10000 (6 GB,
+page-cache misses ~140-230 pages/s) the back hand comes 8,192 pages (64 MB), ~35-60 s, after
+the front one, and a whole turn takes one to one and a half hours. A cached page is
+referenced about once in 7-20 minutes, so nearly every page is freed when the back hand
+reaches it, whatever its hits: the replacement is in effect first in, first out, with a second
+chance only for pages referenced within that short gap (an exact simulation of the clock on
+this workload, veritas.io_config_by_sga round 8, is within 0.003 of FIFO). Freed pages keep their identity on the cache list until reused (also in FIFO
+order), which adds only the free reserve (lotsfree, 1/64 of memory) to the residence.
+
 The OS keeps a reserve free for its page scanner (Solaris `lotsfree`, physmem/64; Linux keeps a
 comparable min_free), so the page cache never gets that part. The SGA is locked (intimate shared
 memory): a kernel plus SGA over RAM cannot start at all. Where an OS comes in 32- and 64-bit
