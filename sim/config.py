@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from pathlib import Path
@@ -152,6 +153,9 @@ def _unit_error(src: Source, value: Any, kind: str, reason: str) -> ConfigError:
 
 
 def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:
+    if not math.isfinite(out):   # '1e999 GB' or .inf would pass every limit below, and NaN fails none
+        raise src.bad(raw, "a finite " + expected.removeprefix("a ") if expected.startswith("a ")
+                      else f"a finite value ({expected})")
     if meta.get("positive") and not out > 0:
         raise src.bad(raw, "a positive " + expected.removeprefix("a ") if expected.startswith("a ")
                       else f"a positive value ({expected})")

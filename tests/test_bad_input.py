@@ -1,0 +1,186 @@
+"""Bad input, swept: every built-in profile and every experiment's scenarios, one key at a time
+deleted, given the wrong type, a negative / zero / infinite / NaN number, an unknown unit, a
+nonsense value, or an unknown key beside it. The loaders must either accept the change (and then
+it must be legal and must change what the run is given) or raise the project's own input error
+naming the file, the key path and the bad value: never a Python traceback, never a silent no-op.
+Load and validate only (plus building the system, which is cheap): nothing is simulated."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import workloads
+from sim import experiments as ex
+from sim import scenario as scenario_mod
+from sim.scenario import ScenarioSpec
+from sim.config import ConfigError, OltpsimError, Source, build, declared
+from sim.hardware.profile import HardwareProfile, _builtin_dir, profile_names
+from sim.system import System
+
+DELETE = object()          # the mutation "delete this key"
+UNKNOWN_KEY = "zz_no_such_key"
+
+# Wrong types, illegal numbers, unknown units, nonsense enum values, empty containers.
+BAD_VALUES = ["nonsense", "12 furlongs", "8", "-3 KB", "3 KB", "0 s", "1e999 GB", -1, 0, 7, -2.5, 1.5, float("nan"),
+              float("inf"), True, None, [], {}, [1, 2], {"a": 1}]
+
+
+def _profiles() -> list[tuple[str, dict]]:
+    return [(str(_builtin_dir() / f"{n}.yaml"), yaml.safe_load((_builtin_dir() / f"{n}.yaml").read_text()))
+            for n in profile_names()]
+
+
+def _scenarios() -> list[tuple[str, dict]]:
+    out = []
+    for eid, path in ex.experiment_paths().items():
+        e = ex.load_experiment(path)
+        seen = set()
+        for row in e.rows:
+            data = ex.row_scenario_data(e, row)
+            key = yaml.safe_dump({k: v for k, v in data.items() if k != "name"})
+            if key not in seen:      # rows that differ only in a label add nothing
+                seen.add(key)
+                out.append((f"experiment {eid} [{row.label}]", data))
+    return out
+
+
+# BAD_INPUT_EXAMPLES=5000 for a longer search; the default keeps the suite fast
+EXAMPLES = int(os.environ.get("BAD_INPUT_EXAMPLES", "300"))
+PROFILES = _profiles()
+SCENARIOS = _scenarios()
+
+
+def _paths(tree, prefix=()) -> list[tuple]:
+    """Every key path into a nested mapping (list items by index)."""
+    out = []
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
+    for k, v in items:
+        out.append(prefix + (k,))
+        out.extend(_paths(v, prefix + (k,)))
+    return out
+
+
+def _dotted(path: tuple) -> str:
+    s = ""
+    for k in path:
+        s += f"[{k}]" if isinstance(k, int) else (f".{k}" if s else str(k))
+    return s
+
+
+def _mutate(data: dict, path: tuple, value) -> dict:
+    out = copy.deepcopy(data)
+    node = out
+    for k in path[:-1]:
+        if isinstance(node, dict) and k not in node:
+            node[k] = {}
+        node = node[k]
+    last = path[-1]
+    if value is DELETE:
+        del node[last]
+    elif last == UNKNOWN_KEY and isinstance(node, dict):
+        node[last] = value
+    else:
+        node[last] = value
+    return out
+
+
+def _value_at(data, path):
+    for k in path:
+        if isinstance(data, dict) and k in data:
+            data = data[k]
+        elif isinstance(data, list) and isinstance(k, int) and k < len(data):
+            data = data[k]
+        else:
+            return DELETE
+    return data
+
+
+def _related(err_path: str, path: str) -> bool:
+    """The error is reported at the changed key, or at a key beside, above or below it (a check
+    that ties two keys together reports one of them)."""
+    parent = path.rpartition(".")[0]
+    return (err_path == path or err_path.startswith(path + ".") or err_path.startswith(path + "[")
+            or path.startswith(err_path + ".") or path.startswith(err_path + "[") or err_path == ""
+            or err_path.rpartition(".")[0] == parent)
+
+
+def _check_error(exc: BaseException, source: str, path: tuple, value) -> None:
+    assert isinstance(exc, OltpsimError), f"{_dotted(path)} = {value!r}: {type(exc).__name__}: {exc}"
+    msg = str(exc)
+    assert source in msg, f"{_dotted(path)} = {value!r}: the message does not name {source}: {msg}"
+    if isinstance(exc, ConfigError):
+        dotted = _dotted(path)
+        # (or elsewhere, at a key that names the changed one: a swap_device naming a deleted disk group)
+        assert _related(exc.path, dotted) or repr(path[-1]) in msg, f"{dotted} = {value!r}: reported at {exc.path!r}: {msg}"
+        named = value is not DELETE and value is not None and path[-1] != UNKNOWN_KEY   # (null: the key omitted)
+        if exc.path == dotted and named and not isinstance(value, (dict, list)):
+            shown = "nan" if isinstance(value, float) and math.isnan(value) else repr(value)
+            assert shown in msg or str(value) in msg, f"{dotted} = {value!r}: the bad value is not named: {msg}"
+
+
+def _built_at(obj, path: tuple):
+    """The value a loaded config holds at a key path (None where it holds none)."""
+    for k in path:
+        if dataclasses.is_dataclass(obj):
+            obj = getattr(obj, str(k), None)
+        elif isinstance(obj, (dict, list, tuple)):
+            try:
+                obj = obj[k]
+            except (KeyError, IndexError, TypeError):
+                return None
+        else:
+            return None
+    return obj
+
+
+def _illegal(built) -> bool:
+    """A number no key of a profile or scenario may hold: negative, infinite or NaN."""
+    if isinstance(built, bool) or not isinstance(built, (int, float)):
+        return False
+    return built < 0 or math.isnan(built) or math.isinf(built)
+
+
+def _mutations(paths: list[tuple], absent: list[tuple] = ()):
+    path = st.sampled_from(paths)
+    replace = st.tuples(st.sampled_from(paths + list(absent)), st.sampled_from(BAD_VALUES))
+    # (a what-if over a profile cannot delete one of its keys: it only lays values over them)
+    delete = st.tuples(path.filter(lambda p: not isinstance(p[-1], int) and p[0] != "hardware"), st.just(DELETE))
+    unknown = st.tuples(path.map(lambda p: p[:-1] + (UNKNOWN_KEY,)), st.sampled_from([1, "x"]))
+    return st.one_of(replace, delete, unknown)
+
+
+# ---------------------------------------------------------------- scenarios
+
+def _profile_data(name: str) -> dict:
+    return next(d for s, d in PROFILES if Path(s).stem == name)
+
+
+# ---------------------------------------------------------------- the known gaps, one by one
+
+def _refused(path: str, *fragments: str, workload: str = "tpcc", **sets) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, sets, profile="t5220", workload=workload)
+    assert info.value.path == path and info.value.file == "<command line>", str(info.value)
+    for f in fragments:
+        assert f in str(info.value), str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("database.db_cache", "1e999 GB", "'1e999 GB'"), ("database.redo_log_size", "1e400 TB", "'1e400 TB'"),
+    ("database.lgwr_sys_share", ".nan", "nan"), ("database.lgwr_instructions_per_write", ".inf", "inf"),
+    ("run.target_half_width", ".inf", "inf"), ("run.target_half_width", ".nan", "nan")])
+def test_infinite_and_nan_numbers_are_refused(key, value, shown):
+    _refused(key, f"got {shown}", "finite", **{"users": "8", key: value})
+
+
