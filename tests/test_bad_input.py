@@ -176,6 +176,29 @@ def _refused(path: str, *fragments: str, workload: str = "tpcc", **sets) -> Conf
     return info.value
 
 
+@pytest.mark.parametrize("key", ["hardware.storage.disk_groups", "hardware.storage", "hardware.memory",
+                                 "hardware.storage.disk_groups.array", "hardware.storage.disk_groups.array.disk"])
+def test_an_empty_hardware_what_if_is_refused_not_ignored(key):
+    _refused(key, "got {}", "would change nothing", **{"users": "8", key: "{}"})
+
+
+def test_zero_disks_are_refused(tmp_path):
+    _refused("hardware.storage.disk_groups.array.count", "got 0", "at least 1",
+             **{"users": "8", "hardware.storage.disk_groups.array.count": "0"})
+    data = _profile_data("t5220")
+    data = {**data, "storage": {"disk_groups": {}}}
+    path = tmp_path / "nodisks.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as info:
+        build(HardwareProfile, yaml.safe_load(path.read_text()), Source(str(path)))
+    assert info.value.path == "storage" and "no disk group and no flash array" in str(info.value)
+
+
+def test_a_whole_hardware_section_left_empty_is_no_what_if():
+    sc = scenario_mod.resolve({"profile": "t5220", "workload": "tpcc", "params": {"users": 8}, "hardware": {}})
+    assert sc.profile.storage.disk_groups["array"].count == 6
+
+
 @pytest.mark.parametrize("key, value, shown", [
     ("database.db_cache", "1e999 GB", "'1e999 GB'"), ("database.redo_log_size", "1e400 TB", "'1e400 TB'"),
     ("database.lgwr_sys_share", ".nan", "nan"), ("database.lgwr_instructions_per_write", ".inf", "inf"),
