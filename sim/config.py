@@ -61,6 +61,8 @@ def param(doc: str, *, default: Any = dataclasses.MISSING, kind: str | None = No
     """Declare a configurable field: its description, unit kind and limits."""
     if kind is not None and isinstance(default, str):
         default = units.parse(default, kind)  # defaults are written as people write values
+    if kind is not None and choices is not None:   # so are the values a quantity may take: ("2 KB", "4 KB")
+        choices = tuple(units.parse(c, kind) if isinstance(c, str) else c for c in choices)
     meta = {"doc": doc, "kind": kind, "positive": positive, "minimum": minimum,
             "maximum": maximum, "choices": choices}
     if isinstance(default, (list, dict)):
@@ -104,7 +106,11 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
             raise _unit_error(src, value, kind, str(exc)) from None
         if tp is int:
             out = int(round(out))
-        return _limits(out, value, meta, src, units.expected(kind))
+        out = _limits(out, value, meta, src, units.expected(kind))
+        choices = meta.get("choices")
+        if choices and out not in choices:
+            raise src.bad(value, "one of " + ", ".join(units.format_quantity(c, kind) for c in choices))
+        return out
     if tp is bool:
         if not isinstance(value, bool):
             raise src.bad(value, "true or false")

@@ -19,10 +19,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import workloads
+from sim import units
 from sim.config import OltpsimError, Source, build, dotted, param, parse_scalar, read_yaml, replace_path
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.hardware.profile import HardwareProfile, load_profile
 from sim.os.filesystem import PATHS
+
+
+# "32-bit operating systems support a maximum DB_BLOCK_SIZE value of 16384" (Oracle Database Reference 11.2,
+# DB_BLOCK_SIZE)
+MAX_BLOCK_SIZE_32 = 16 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,6 +72,10 @@ class ScenarioSpec:
     def check(self, src: Source) -> None:
         if self.database.oracle_bits == 64 and self.os.bits == 32:
             raise src.at("database").at("oracle_bits").bad(64, "32: 64-bit Oracle needs a 64-bit kernel (os.bits: 64)")
+        if self.os.bits == 32 and self.database.block_size > MAX_BLOCK_SIZE_32:
+            raise src.at("database").at("block_size").bad(
+                units.format_quantity(self.database.block_size, "size"),
+                "at most 16 KB on a 32-bit operating system (os.bits: 32), as Oracle allows")
 
 
 @dataclass(frozen=True, kw_only=True)

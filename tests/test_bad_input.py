@@ -176,6 +176,38 @@ def _refused(path: str, *fragments: str, workload: str = "tpcc", **sets) -> Conf
     return info.value
 
 
+@pytest.mark.parametrize("size", ["3 KB", "1 KB", "64 KB", "8000 B", "12 KB"])
+def test_block_size_is_one_oracle_accepts(size):
+    _refused("database.block_size", repr(size), "one of 2 KB, 4 KB, 8 KB, 16 KB, 32 KB",
+             **{"users": "8", "database.block_size": size})
+
+
+@pytest.mark.parametrize("size, expected", [("2 KB", 2048), ("4 KB", 4096), ("8192 B", 8192), ("16 KB", 16384),
+                                            ("32 KB", 32768)])
+def test_block_sizes_oracle_accepts_load(size, expected):
+    sc = scenario_mod.load(None, {"users": "8", "database.block_size": size}, profile="t5220", workload="tpcc")
+    assert sc.spec.database.block_size == expected
+
+
+def test_32k_blocks_need_a_64_bit_os():
+    sets = {"users": "8", "os.bits": "32", "database.oracle_bits": "32"}
+    _refused("database.block_size", "'32 KB'", "at most 16 KB", **sets, **{"database.block_size": "32 KB"})
+    sc = scenario_mod.load(None, {**sets, "database.block_size": "16 KB"}, profile="t5220", workload="tpcc")
+    assert sc.spec.database.block_size == 16384
+
+
+def test_io_sizes_of_parallel_statements_are_whole_blocks():
+    _refused("params.read_size", "'3 KB'", "one of 2 KB", workload="create_index", read_size="3 KB")
+    _refused("params.write_size", "'1001 KB'", "whole number of database blocks", "8 KB", workload="create_index",
+             write_size="1001 KB")
+    _refused("params.read_size", "'12 KB'", "whole number of database blocks", workload="ctas", read_size="12 KB")
+    # the same sizes are whole blocks of a 4 KB database
+    sc = scenario_mod.load(None, {"read_size": "12 KB", "database.block_size": "4 KB"}, profile="t5220",
+                           workload="ctas")
+    assert sc.params.read_size == 12 * 1024
+    assert scenario_mod.load(None, {"read_size": "2 KB"}, profile="t5220", workload="create_index").params.read_size == 2048
+
+
 @pytest.mark.parametrize("key", ["hardware.storage.disk_groups", "hardware.storage", "hardware.memory",
                                  "hardware.storage.disk_groups.array", "hardware.storage.disk_groups.array.disk"])
 def test_an_empty_hardware_what_if_is_refused_not_ignored(key):
