@@ -239,3 +239,11 @@ def test_infinite_and_nan_numbers_are_refused(key, value, shown):
     _refused(key, f"got {shown}", "finite", **{"users": "8", key: value})
 
 
+def test_direct_io_slots_are_refused_on_the_buffered_path():
+    sets = {"sessions": "4", "direct_io_slots": "4"}
+    with pytest.raises(ConfigError, match=r"params\.direct_io_slots: got 4; expected no direct_io_slots"):
+        scenario_mod.load(None, sets, profile="xeon-e5-2643v3-2s", workload="slob")
+    sc = scenario_mod.load(None, {**sets, "read_path": "direct"}, profile="xeon-e5-2643v3-2s", workload="slob")
+    assert sc.params.direct_io_slots == 4
+
+
