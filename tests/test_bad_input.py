@@ -247,3 +247,35 @@ def test_direct_io_slots_are_refused_on_the_buffered_path():
     assert sc.params.direct_io_slots == 4
 
 
+# ---------------------------------------------------------------- the command line
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_refuses_bad_input_before_running():
+    base = ("run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8")
+    cases = [
+        (("--set", "database.block_size=3 KB"), "database.block_size: got '3 KB'"),
+        (("--set", "hardware.storage.disk_groups={}"), "hardware.storage.disk_groups: got {}"),
+        (("--seed", "3", "--set", "run.seed=4"), "--seed 3 and --set run.seed=4: two different seeds"),
+        # the same seed twice is one seed: what stops this run is the block size, named alone
+        (("--seed", "3", "--set", "run.seed=3", "--set", "database.block_size=3 KB"), "database.block_size"),
+    ]
+    for extra, fragment in cases:
+        out = _cli(*base, *extra)
+        assert out.returncode == 2, (extra, out.stdout[-300:], out.stderr[-300:])
+        assert fragment in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert "seed" not in out.stderr or "seed" in fragment, out.stderr
+
+
+def test_cli_sweep_and_reproduce_refuse_bad_input(tmp_path):
+    out = _cli("sweep", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8",
+               "--vary", "database.block_size='3 KB','8 KB'", "--out", str(tmp_path / "sw"))
+    assert out.returncode == 2 and "database.block_size='3 KB' makes no valid scenario" in out.stderr, out.stderr
+    assert not (tmp_path / "sw" / "points.jsonl").exists()
+    out = _cli("reproduce", "-j", "1", "no.such_experiment")
+    assert out.returncode == 2 and "unknown experiment 'no.such_experiment'" in out.stderr, out.stderr
