@@ -159,10 +159,90 @@ def _mutations(paths: list[tuple], absent: list[tuple] = ()):
     return st.one_of(replace, delete, unknown)
 
 
+# ---------------------------------------------------------------- profiles
+
+def _load_profile(data: dict, source: str) -> HardwareProfile:
+    return build(HardwareProfile, data, Source(source))
+
+
+@st.composite
+def profile_cases(draw):
+    source, data = draw(st.sampled_from(PROFILES))
+    path, value = draw(_mutations(_paths(data)))
+    return source, data, path, value
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=profile_cases())
+def test_profile_mutation_is_refused_clearly_or_legal(case):
+    source, data, path, value = case
+    original = dataclasses.asdict(_load_profile(data, source))
+    try:
+        changed = _load_profile(_mutate(data, path, value), source)
+    except Exception as exc:  # noqa: BLE001 - the test is what kind of exception it is
+        _check_error(exc, source, path, value)
+        return
+    assert not _illegal(_built_at(changed, path)), f"{_dotted(path)} = {value!r} accepted"
+    if value is not DELETE and value is not None and _value_at(data, path) != value:
+        assert dataclasses.asdict(changed) != original, f"{_dotted(path)} = {value!r} accepted and ignored"
+
+
 # ---------------------------------------------------------------- scenarios
 
 def _profile_data(name: str) -> dict:
     return next(d for s, d in PROFILES if Path(s).stem == name)
+
+
+@st.composite
+def scenario_cases(draw):
+    source, data = draw(st.sampled_from(SCENARIOS))
+    paths = [p for p in _paths(data) if p[0] != "name"]
+    # what-ifs over the profile's own keys (scenario `hardware:`, or --set hardware.KEY=...)
+    paths += [("hardware",) + p for p in _paths(_profile_data(data["profile"])) if p[0] not in ("name", "description")]
+    # and every declared setting the scenario leaves at its default (database.block_size, params.dop, ...)
+    declared_keys = [tuple(k.split(".")) for k, _d, _m in declared(ScenarioSpec) if "." in k]
+    declared_keys += [("params", k) for k, _d, _m in declared(workloads.get(data["workload"]).Params)]
+    path, value = draw(_mutations(paths, [p for p in declared_keys if _value_at(data, p) is DELETE]))
+    return source, data, path, value
+
+
+def _resolve(data: dict, source: str):
+    sc = scenario_mod.resolve(data, source)
+    system = System(sc)        # building the machine must not fail on what resolve accepted
+    workload = workloads.get(sc.spec.workload).Workload(system, sc.params)
+    getattr(workload, "admit", lambda: None)()
+    return sc
+
+
+def _inputs(sc) -> dict:
+    """What the run is given (the `hardware:` what-if counts only by the profile it makes)."""
+    return {**{k: v for k, v in sc.describe().items() if not k.startswith("hardware.")},
+            "profile": dataclasses.asdict(sc.profile)}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=scenario_cases())
+def test_scenario_mutation_is_refused_clearly_or_legal(case):
+    source, data, path, value = case
+    original = _inputs(scenario_mod.resolve(data, source))
+    mutated = _mutate(data, path, value)
+    try:
+        sc = _resolve(mutated, source)
+    except Exception as exc:  # noqa: BLE001
+        _check_error(exc, source, path, value)
+        return
+    head, rest = path[0], path[1:]
+    built = (_built_at(sc.profile, rest) if head == "hardware" else _built_at(sc.params, rest) if head == "params"
+             else _built_at(sc.spec, path))
+    assert not _illegal(built), f"{_dotted(path)} = {value!r} accepted as {built!r}"
+    before = _value_at(_profile_data(data["profile"]), path[1:]) if path[0] == "hardware" else _value_at(data, path)
+    # (null: the key omitted, an empty `os:` section; a default given again changes nothing either)
+    if value is not DELETE and value is not None and before != value and not _same(built, value):
+        assert _inputs(sc) != original, f"{_dotted(path)} = {value!r} accepted and ignored"
+
+
+def _same(built, value) -> bool:
+    return type(built) is type(value) and built == value
 
 
 # ---------------------------------------------------------------- the known gaps, one by one
