@@ -306,6 +306,16 @@ def test_zero_disks_are_refused(tmp_path):
     assert info.value.path == "storage" and "no disk group and no flash array" in str(info.value)
 
 
+def test_a_volume_larger_than_its_drives_is_refused():
+    # t5220 'array': 6 x 146 GB, ASM normal redundancy: 438 GB usable
+    key = "hardware.storage.disk_groups.array.volume_size"
+    _refused(key, "'500 GB'", "at most the group's usable capacity, 438 GB", **{"users": "8", key: "500 GB"})
+    sc = scenario_mod.load(None, {"users": "8", key: "438 GB"}, profile="t5220", workload="tpcc")
+    assert sc.profile.storage.disk_groups["array"].volume_size == 438 * 2**30
+    key = "hardware.storage.disk_groups.internal.volume_size"   # 8 x 146 GB striped
+    _refused(key, "at most the group's usable capacity, 1.141 TB", **{"users": "8", key: "1.2 TB"})
+
+
 def test_a_whole_hardware_section_left_empty_is_no_what_if():
     sc = scenario_mod.resolve({"profile": "t5220", "workload": "tpcc", "params": {"users": 8}, "hardware": {}})
     assert sc.profile.storage.disk_groups["array"].count == 6

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sim.config import OltpsimError, Source, build, param, read_yaml, suggest
+from sim.units import format_quantity
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +141,20 @@ class DiskGroupSpec:
         if self.layout == "normal" and self.count < 2:
             raise src.at("count").bad(self.count, "at least 2 drives: ASM normal redundancy mirrors each "
                                       "extent on another failure group")
+        if self.volume_size is not None and self.volume_size > self.usable_capacity:
+            # (the volume model would otherwise quietly shrink the volume to what the drives hold)
+            raise src.at("volume_size").bad(
+                format_quantity(self.volume_size, "size"),
+                f"at most the group's usable capacity, {format_quantity(self.usable_capacity, 'size')} "
+                f"({self.count} x {format_quantity(self.disk.capacity, 'size')} drives, layout {self.layout})")
+
+    @property
+    def usable_capacity(self) -> float:
+        """What the volume can hold: the drives' capacity less parity (raid5) or the mirror copies
+        (mirror: one drive's worth; normal: half), as sim/hardware/storage.py's Volume counts it."""
+        data_disks = {"raid5": max(1, self.count - 1), "mirror": 1, "normal": self.count / 2}.get(
+            self.layout, self.count)
+        return data_disks * self.disk.capacity
 
 
 @dataclass(frozen=True, kw_only=True)
