@@ -369,3 +369,31 @@ def test_cli_sweep_and_reproduce_refuse_bad_input(tmp_path):
     assert not (tmp_path / "sw" / "points.jsonl").exists()
     out = _cli("reproduce", "-j", "1", "no.such_experiment")
     assert out.returncode == 2 and "unknown experiment 'no.such_experiment'" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("name, text, fragment", [
+    ("dup.csv", "users,users\n8,9\n", "line 1, column 2: got 'users'; expected a setting name not empty and not in"),
+    ("blank.csv", "users,,x\n8,1,2\n", "line 1, column 2: got ''"),
+    ("extra.csv", "users\n8,9\n", "line 2: got 2 cells (extra: '9'); expected at most 1"),
+    ("intkey.yaml", "- {1: 2}\n", "[0]: got the key 1; expected a setting name"),
+    ("nullkey.yaml", "- {users: 8}\n- {null: 3}\n", "[1]: got the key None"),
+])
+def test_sweep_points_file_is_checked(tmp_path, name, text, fragment):
+    from sim import sweep as sw
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(OltpsimError) as info:
+        sw.read_points(path)
+    assert str(path) in str(info.value) and fragment in str(info.value), str(info.value)
+
+
+def test_sweep_refuses_a_value_twice_and_blames_the_bad_setting():
+    from sim import sweep as sw
+
+    with pytest.raises(OltpsimError, match=r"--vary users: value 8 given twice"):
+        sw.parse_vary(["users=8,16,8"])
+    points = [{"users": 8, "database.block_size": "3 KB"}, {"users": 16, "database.block_size": "8 KB"}]
+    with pytest.raises(OltpsimError) as info:
+        sw.plan({"profile": "t5220", "workload": "tpcc"}, "<scenario>", points, 1)
+    assert str(info.value).startswith("database.block_size='3 KB' makes no valid scenario"), str(info.value)
