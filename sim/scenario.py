@@ -99,9 +99,16 @@ class Scenario:
                 **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"])}
 
 
+_SECTIONS = {"hardware": "hardware.memory.size='10 GB'", "params": "params.users=64 (or users=64)",
+             "database": "database.db_cache='2 GB'", "os": "os.quantum='10 ms'", "run": "run.seed=7"}
+
+
 def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
     """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
     for key, value in overrides.items():
+        if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
+            raise OltpsimError(f"{key}: got {value!r}, but {key} is a section of the scenario, not one setting; "
+                               f"expected one of its keys, e.g. {_SECTIONS[key]}")
         if "." not in key and key not in ("profile", "workload", "name"):
             key = f"params.{key}"
         data = replace_path(data, key, parse_scalar(value) if isinstance(value, str) else value)
@@ -113,8 +120,8 @@ def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Sou
     the file before reading it, so a missing one would end in a traceback)."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and not path.is_file():
-        raise OltpsimError(f"{path}: cannot read: no such file; expected a built-in profile name "
-                           f"(oltpsim profiles) or the path of a profile YAML")
+        raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
+                           f"built-in profile name (oltpsim profiles) or the path of a profile YAML")
     return load_profile(name_or_path, changes, src)
 
 

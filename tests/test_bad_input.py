@@ -397,3 +397,11 @@ def test_sweep_refuses_a_value_twice_and_blames_the_bad_setting():
     with pytest.raises(OltpsimError) as info:
         sw.plan({"profile": "t5220", "workload": "tpcc"}, "<scenario>", points, 1)
     assert str(info.value).startswith("database.block_size='3 KB' makes no valid scenario"), str(info.value)
+
+
+@pytest.mark.parametrize("key", ["hardware", "database", "os", "run", "params"])
+def test_a_section_set_as_one_value_is_refused_by_its_name(key):
+    with pytest.raises(OltpsimError) as info:
+        scenario_mod.load(None, {"users": "8", key: "5"}, profile="t5220", workload="tpcc")
+    msg = str(info.value)
+    assert msg.startswith(f"{key}: got '5', but {key} is a section") and "params." + key not in msg, msg
