@@ -140,11 +140,33 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
+    _refuse_unused_datafile_keys(data, spec, src)
     check_devices(spec.database, profile.storage.device_names(), src)
     check = getattr(module, "check_scenario", None)
     if check is not None:
         check(spec, profile, params, src)
     return Scenario(spec=spec, profile=profile, params=params, source=source)
+
+
+# Without database.db_cache the data is all cached: no datafiles are read through a file system and
+# there is no DBWR (sim/system.py, sim/db/instance.py), so a value given for these would be ignored.
+DATAFILE_KEYS = (("database", "data_device"), ("database", "datafiles"), ("database", "datafile_size"),
+                 ("database", "disk_asynch_io"), ("database", "dbwr_io_slaves"), ("database", "dbwr_max_writes"),
+                 ("os", "filesystem"))
+
+
+def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:
+    if spec.database.db_cache is not None:
+        return
+    for section, key in DATAFILE_KEYS:
+        given = data.get(section)
+        default = next(f.default for f in dataclasses.fields(getattr(spec, section)) if f.name == key)
+        # (the default written out, as `oltpsim settings` lists it, is no change to ignore)
+        if isinstance(given, dict) and key in given and getattr(getattr(spec, section), key) != default:
+            raise src.at(section).at(key).bad(
+                given[key], f"no {section}.{key} without database.db_cache: with no buffer cache size the data "
+                "is all cached, no datafile is read or written and there is no DBWR, so it would change nothing "
+                "(give database.db_cache, or leave this key out)")
 
 
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None, **fields) -> Scenario:

@@ -121,7 +121,8 @@ def _check_error(exc: BaseException, source: str, path: tuple, value) -> None:
     if isinstance(exc, ConfigError):
         dotted = _dotted(path)
         # (or elsewhere, at a key that names the changed one: a swap_device naming a deleted disk group)
-        assert _related(exc.path, dotted) or repr(path[-1]) in msg, f"{dotted} = {value!r}: reported at {exc.path!r}: {msg}"
+        # (or at a key whose problem is the changed one: os.filesystem given once db_cache is deleted)
+        assert _related(exc.path, dotted) or repr(path[-1]) in msg or f" {dotted}" in msg, f"{dotted} = {value!r}: reported at {exc.path!r}: {msg}"
         named = value is not DELETE and value is not None and path[-1] != UNKNOWN_KEY   # (null: the key omitted)
         if exc.path == dotted and named and not isinstance(value, (dict, list)):
             shown = "nan" if isinstance(value, float) and math.isnan(value) else repr(value)
@@ -405,3 +406,16 @@ def test_a_section_set_as_one_value_is_refused_by_its_name(key):
         scenario_mod.load(None, {"users": "8", key: "5"}, profile="t5220", workload="tpcc")
     msg = str(info.value)
     assert msg.startswith(f"{key}: got '5', but {key} is a section") and "params." + key not in msg, msg
+
+
+@pytest.mark.parametrize("key, value", [("database.data_device", "internal"), ("database.datafiles", "8"),
+                                        ("database.datafile_size", "2 GB"), ("database.disk_asynch_io", "false"),
+                                        ("database.dbwr_io_slaves", "4"), ("database.dbwr_max_writes", "8"),
+                                        ("os.filesystem", "ufs_direct")])
+def test_datafile_settings_without_a_buffer_cache_size_are_refused(key, value):
+    _refused(key, "without database.db_cache", "would change nothing", **{"users": "8", key: value})
+    sc = scenario_mod.load(None, {"users": "8", key: value, "database.db_cache": "1 GB"}, profile="t5220",
+                           workload="tpcc")
+    assert sc.spec.database.db_cache == 2**30
+    # the default written out changes nothing: oltpsim settings lists it so
+    assert scenario_mod.load(None, {"users": "8", "database.datafiles": "59"}, profile="t5220", workload="tpcc")

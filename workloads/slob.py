@@ -75,7 +75,7 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     names = profile.storage.device_names()
     if params.device is not None and params.device not in names:
         raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
-    if params.read_path == "sga" and "direct_io_slots" in spec.params:   # given, and nothing would use it
+    if params.read_path == "sga" and params.direct_io_slots != Params.direct_io_slots:   # and nothing would use it
         raise src.at("params").at("direct_io_slots").bad(
             params.direct_io_slots, "no direct_io_slots with read_path 'sga': reads through the buffer cache are "
             "synchronous, one at a time per session (give read_path: direct, or leave direct_io_slots out)")
