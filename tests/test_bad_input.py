@@ -419,3 +419,15 @@ def test_datafile_settings_without_a_buffer_cache_size_are_refused(key, value):
     assert sc.spec.database.db_cache == 2**30
     # the default written out changes nothing: oltpsim settings lists it so
     assert scenario_mod.load(None, {"users": "8", "database.datafiles": "59"}, profile="t5220", workload="tpcc")
+
+
+@pytest.mark.parametrize("workload, key, extra", [("slob", "schema_size", {"sessions": "4"}),
+                                                  ("calibrate_io", "database_size", {})])
+def test_data_larger_than_its_device_is_refused(workload, key, extra):
+    # xeon-e5-2643v3-2s: the XtremIO holds 30 TB
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**extra, key: "31 TB"}, profile="xeon-e5-2643v3-2s", workload=workload)
+    assert info.value.path == f"params.{key}", str(info.value)
+    assert "got '31 TB'; expected at most the capacity of device 'xtremio' that holds it, 30 TB" in str(info.value)
+    sc = scenario_mod.load(None, {**extra, key: "30 TB"}, profile="xeon-e5-2643v3-2s", workload=workload)
+    assert getattr(sc.params, key) == 30 * 2**40
