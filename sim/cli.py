@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sim.config import OltpsimError, declared, format_setting, make_folder
+from sim.config import OltpsimError, declared, format_setting, make_folder, parse_scalar
 
 
 class _Group(click.Group):
@@ -60,18 +60,25 @@ def _scenario_source(fn):
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="change one setting: users=64, database.db_cache='2 GB', run.seed=7 (the keys: oltpsim "
                    "workloads, oltpsim settings, a profile's own keys under hardware.)")
-@click.option("--seed", type=int, help="shortcut for --set run.seed=N")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="shortcut for --set run.seed=N: it overrides the scenario file's run.seed; given together with "
+                   "--set run.seed, the two must be the same seed (different ones are an error)")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the Result as JSON")
 @click.option("--brief", is_flag=True, help="summary only")
 def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     """Simulate one scenario and print what the system would show.
 
-    Exits 1 when the run gives no figures (out of memory, error), 2 on bad input."""
+    Exits 1 when the run gives no figures (out of memory, error), 2 on bad input. --seed N and
+    --set run.seed=N are the same setting: giving both with different seeds is bad input."""
     from sim import report, scenario
     from sim.run import run as run_scenario
 
     overrides = _parse_sets(sets)
     if seed is not None:
+        given = overrides.get("run.seed")
+        if given is not None and parse_scalar(given) != seed:   # which one was meant? refuse, never pick one
+            raise OltpsimError(f"--seed {seed} and --set run.seed={given}: two different seeds; give one of them "
+                               "(--seed N is the same as --set run.seed=N)")
         overrides["run.seed"] = str(seed)
     _require_scenario(scenario_file, profile, workload)
     _check_output_file("--json", json_file)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from pathlib import Path
@@ -60,6 +61,8 @@ def param(doc: str, *, default: Any = dataclasses.MISSING, kind: str | None = No
     """Declare a configurable field: its description, unit kind and limits."""
     if kind is not None and isinstance(default, str):
         default = units.parse(default, kind)  # defaults are written as people write values
+    if kind is not None and choices is not None:   # so are the values a quantity may take: ("2 KB", "4 KB")
+        choices = tuple(units.parse(c, kind) if isinstance(c, str) else c for c in choices)
     meta = {"doc": doc, "kind": kind, "positive": positive, "minimum": minimum,
             "maximum": maximum, "choices": choices}
     if isinstance(default, (list, dict)):
@@ -103,7 +106,11 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
             raise _unit_error(src, value, kind, str(exc)) from None
         if tp is int:
             out = int(round(out))
-        return _limits(out, value, meta, src, units.expected(kind))
+        out = _limits(out, value, meta, src, units.expected(kind))
+        choices = meta.get("choices")
+        if choices and out not in choices:
+            raise src.bad(value, "one of " + ", ".join(units.format_quantity(c, kind) for c in choices))
+        return out
     if tp is bool:
         if not isinstance(value, bool):
             raise src.bad(value, "true or false")
@@ -152,6 +159,9 @@ def _unit_error(src: Source, value: Any, kind: str, reason: str) -> ConfigError:
 
 
 def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:
+    if not math.isfinite(out):   # '1e999 GB' or .inf would pass every limit below, and NaN fails none
+        raise src.bad(raw, "a finite " + expected.removeprefix("a ") if expected.startswith("a ")
+                      else f"a finite value ({expected})")
     if meta.get("positive") and not out > 0:
         raise src.bad(raw, "a positive " + expected.removeprefix("a ") if expected.startswith("a ")
                       else f"a positive value ({expected})")

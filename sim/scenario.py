@@ -19,10 +19,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import workloads
+from sim import units
 from sim.config import OltpsimError, Source, build, dotted, param, parse_scalar, read_yaml, replace_path
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.hardware.profile import HardwareProfile, load_profile
 from sim.os.filesystem import PATHS
+
+
+# "32-bit operating systems support a maximum DB_BLOCK_SIZE value of 16384" (Oracle Database Reference 11.2,
+# DB_BLOCK_SIZE)
+MAX_BLOCK_SIZE_32 = 16 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +77,10 @@ class ScenarioSpec:
     def check(self, src: Source) -> None:
         if self.database.oracle_bits == 64 and self.os.bits == 32:
             raise src.at("database").at("oracle_bits").bad(64, "32: 64-bit Oracle needs a 64-bit kernel (os.bits: 64)")
+        if self.os.bits == 32 and self.database.block_size > MAX_BLOCK_SIZE_32:
+            raise src.at("database").at("block_size").bad(
+                units.format_quantity(self.database.block_size, "size"),
+                "at most 16 KB on a 32-bit operating system (os.bits: 32), as Oracle allows")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,9 +104,16 @@ class Scenario:
                 **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"])}
 
 
+_SECTIONS = {"hardware": "hardware.memory.size='10 GB'", "params": "params.users=64 (or users=64)",
+             "database": "database.db_cache='2 GB'", "os": "os.quantum='10 ms'", "run": "run.seed=7"}
+
+
 def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
     """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
     for key, value in overrides.items():
+        if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
+            raise OltpsimError(f"{key}: got {value!r}, but {key} is a section of the scenario, not one setting; "
+                               f"expected one of its keys, e.g. {_SECTIONS[key]}")
         if "." not in key and key not in ("profile", "workload", "name"):
             key = f"params.{key}"
         data = replace_path(data, key, parse_scalar(value) if isinstance(value, str) else value)
@@ -108,8 +125,8 @@ def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Sou
     the file before reading it, so a missing one would end in a traceback)."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and not path.is_file():
-        raise OltpsimError(f"{path}: cannot read: no such file; expected a built-in profile name "
-                           f"(oltpsim profiles) or the path of a profile YAML")
+        raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
+                           f"built-in profile name (oltpsim profiles) or the path of a profile YAML")
     return load_profile(name_or_path, changes, src)
 
 
@@ -128,11 +145,33 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
+    _refuse_unused_datafile_keys(data, spec, src)
     check_devices(spec.database, profile.storage.device_names(), src)
     check = getattr(module, "check_scenario", None)
     if check is not None:
         check(spec, profile, params, src)
     return Scenario(spec=spec, profile=profile, params=params, source=source)
+
+
+# Without database.db_cache the data is all cached: no datafiles are read through a file system and
+# there is no DBWR (sim/system.py, sim/db/instance.py), so a value given for these would be ignored.
+DATAFILE_KEYS = (("database", "data_device"), ("database", "datafiles"), ("database", "datafile_size"),
+                 ("database", "disk_asynch_io"), ("database", "dbwr_io_slaves"), ("database", "dbwr_max_writes"),
+                 ("os", "filesystem"))
+
+
+def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:
+    if spec.database.db_cache is not None:
+        return
+    for section, key in DATAFILE_KEYS:
+        given = data.get(section)
+        default = next(f.default for f in dataclasses.fields(getattr(spec, section)) if f.name == key)
+        # (the default written out, as `oltpsim settings` lists it, is no change to ignore)
+        if isinstance(given, dict) and key in given and getattr(getattr(spec, section), key) != default:
+            raise src.at(section).at(key).bad(
+                given[key], f"no {section}.{key} without database.db_cache: with no buffer cache size the data "
+                "is all cached, no datafile is read or written and there is no DBWR, so it would change nothing "
+                "(give database.db_cache, or leave this key out)")
 
 
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None, **fields) -> Scenario:

@@ -69,6 +69,10 @@ def parse_vary(items: Iterable[str]) -> dict[str, list]:
         values = parse_scalar(text) if text.startswith("[") else [parse_scalar(v.strip()) for v in text.split(",")]
         if not isinstance(values, list) or not values or any(v is None for v in values):
             raise OltpsimError(f"--vary {item!r}: expected a comma-separated list of values, none of them empty")
+        seen = [json.dumps(v, sort_keys=True, default=str) for v in values]
+        twice = next((v for v, t in zip(values, seen) if seen.count(t) > 1), None)
+        if twice is not None:   # the same point twice: a slip, and it would run twice over
+            raise OltpsimError(f"--vary {key}: value {twice!r} given twice; expected each value once")
         out[key] = values
     return out
 
@@ -85,9 +89,21 @@ def read_points(path: str | Path) -> list[dict]:
     if path.suffix.lower() == ".csv":
         try:
             with path.open(newline="") as f:
-                rows = list(csv.DictReader(f))
+                reader = csv.DictReader(f)
+                rows = list(reader)
+                header = [h.strip() for h in reader.fieldnames or []]
         except OSError as exc:
             raise OltpsimError(f"{path}: cannot read: {exc.strerror}") from None
+        for i, h in enumerate(header):   # a column without a name, or named twice, would be silently dropped
+            if not h or h in header[:i]:
+                raise OltpsimError(f"{path}: line 1, column {i + 1}: got {h!r}; expected a setting name not "
+                                   "empty and not in another column")
+        for line, row in enumerate(rows, start=2):
+            if row.get(None):   # DictReader files the cells beyond the header under None
+                raise OltpsimError(f"{path}: line {line}: got {len(header) + len(row[None])} cells (extra: "
+                                   f"{', '.join(map(repr, row[None]))}); expected at most {len(header)}, one per "
+                                   "column of the header")
+        # (an empty cell leaves that setting as the scenario has it, at that point)
         points = [{k.strip(): parse_scalar(v.strip()) for k, v in row.items() if k and v is not None and v.strip()}
                   for row in rows]
     else:
@@ -97,6 +113,11 @@ def read_points(path: str | Path) -> list[dict]:
     if not isinstance(points, list) or not points or not all(isinstance(p, dict) and p for p in points):
         raise OltpsimError(f"{path}: expected a non-empty list of points, each a mapping of settings "
                            f"(YAML: '- {{users: 8, database.db_cache: 1 GB}}'; CSV: a header row of settings)")
+    for i, p in enumerate(points):
+        for key in p:
+            if not isinstance(key, str) or not key.strip():
+                raise OltpsimError(f"{path}: [{i}]: got the key {key!r}; expected a setting name such as users "
+                                   "or database.db_cache")
     return points
 
 
@@ -159,6 +180,11 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
     return runs
 
 
+def _setting_path(key: str) -> str:
+    """A sweep setting as the key path errors name it: users -> params.users (as apply_overrides reads it)."""
+    return key if "." in key or key in ("profile", "workload", "name") else f"params.{key}"
+
+
 def _refuse_bad_input(checked: list[tuple]) -> None:
     """A value that fails at every point it appears in is bad input, not an outcome."""
     works, first_problem = set(), {}
@@ -168,9 +194,13 @@ def _refuse_bad_input(checked: list[tuple]) -> None:
             first_problem.setdefault(tag, problem)
             if sc is not None:
                 works.add(tag)
-    for (k, v), problem in first_problem.items():
-        if (k, v) not in works:
-            raise OltpsimError(f"{k}={json.loads(v)!r} makes no valid scenario at any point: {problem}")
+    failing = [(k, v, problem) for (k, v), problem in first_problem.items() if (k, v) not in works]
+    # blame the setting the problem names (users=8 and database.block_size=3 KB that only meet at one
+    # point both fail everywhere; the problem is at database.block_size)
+    failing.sort(key=lambda t: f": {_setting_path(t[0])}" not in t[2])
+    if failing:
+        k, v, problem = failing[0]
+        raise OltpsimError(f"{k}={json.loads(v)!r} makes no valid scenario at any point: {problem}")
     if all(sc is None for _s, _d, sc, _p in checked):
         raise OltpsimError(checked[0][3])
 

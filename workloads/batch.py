@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import param
+from sim.units import format_quantity
 
 MB = 1024.0 * 1024.0
 CALIBRATED_IO_RATE = 200.0 * MB     # Oracle 11.2.0.2 default max_pmbps when I/O calibration has not run
@@ -30,6 +31,18 @@ def device_checker(*keys: str):
                 raise src.at("params").at(key).bad(getattr(params, key),
                                                    "one of the profile's devices: " + ", ".join(names))
     return check_scenario
+
+
+def check_whole_blocks(spec, params, src, *keys: str) -> None:
+    """I/O sizes that Oracle makes of whole database blocks (a multiblock read is
+    db_file_multiblock_read_count blocks; a direct-path write writes formatted blocks)."""
+    block = spec.database.block_size
+    for key in keys:
+        size = getattr(params, key)
+        if size % block:
+            raise src.at("params").at(key).bad(
+                format_quantity(size, "size"), f"a whole number of database blocks (database.block_size: "
+                f"{format_quantity(block, 'size')}), e.g. {format_quantity(block * max(1, round(size / block)), 'size')}")
 
 
 class BatchWorkload:

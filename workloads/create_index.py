@@ -29,8 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.config import param
+from sim.db.instance import BLOCK_SIZES
 from sim.db.px import PxStatement
-from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, check_whole_blocks, device_checker
 
 ROW_BYTES = 700.0
 KEY_BYTES = 60.0
@@ -46,12 +47,17 @@ class Params(StatementParams):
     table_device: str = param("storage device of the table's tablespace (CUST_0)", default="array")
     index_device: str = param("storage device of the index's tablespace", default="array")
     read_size: float = param("bytes per read of the scan: one block of the table's tablespace", kind="size",
-                             default="8 KB", positive=True)
+                             default="8 KB", choices=BLOCK_SIZES)   # a tablespace's block size: as db_block_size
     write_size: float = param("bytes per direct-path write of the index", kind="size", default="1 MB",
                               positive=True)
 
 
-check_scenario = device_checker("table_device", "index_device")
+_check_devices = device_checker("table_device", "index_device")
+
+
+def check_scenario(spec, profile, params, src) -> None:
+    _check_devices(spec, profile, params, src)
+    check_whole_blocks(spec, params, src, "write_size")
 
 
 class Workload(ParallelStatement):

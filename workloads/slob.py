@@ -36,6 +36,7 @@ from sim.config import Source, param
 from sim.db.latches import (CBC_INSTRUCTIONS, CYCLES_PER_SPIN, LINES_PER_GET, LRU_INSTRUCTIONS, SPIN_COUNT,
                             LatchFamily, cbc_children, line_transfer, lru_children)
 from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
+from sim.units import format_quantity
 from workloads.tpcc import run_server_code
 
 SQL_INSTRUCTIONS = 55_500.0       # fitted: haswell.slob_sga_vs_pga, direct-path row
@@ -71,10 +72,33 @@ def data_device(profile, name: str | None) -> str:
     return next(iter(profile.storage.flash_arrays), None) or profile.storage.device_names()[0]
 
 
+def device_capacity(profile, name: str) -> float:
+    """What a storage device holds: a flash array's usable capacity, a disk group's volume."""
+    if name in profile.storage.flash_arrays:
+        return profile.storage.flash_arrays[name].capacity
+    group = profile.storage.disk_groups[name]
+    return group.volume_size or group.usable_capacity
+
+
+def check_fits(spec, profile, device: str | None, size: float, key: str, src: Source) -> None:
+    """Data larger than the device that holds it cannot be created: refused, not run."""
+    name = data_device(profile, device)
+    if size > device_capacity(profile, name):
+        default = "" if key in spec.params else f" (the default: give a smaller {key})"
+        raise src.at("params").at(key).bad(
+            format_quantity(size, "size"), f"at most the capacity of device {name!r} that holds it, "
+            f"{format_quantity(device_capacity(profile, name), 'size')}{default}")
+
+
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     names = profile.storage.device_names()
     if params.device is not None and params.device not in names:
         raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
+    check_fits(spec, profile, params.device, params.schema_size, "schema_size", src)
+    if params.read_path == "sga" and params.direct_io_slots != Params.direct_io_slots:   # and nothing would use it
+        raise src.at("params").at("direct_io_slots").bad(
+            params.direct_io_slots, "no direct_io_slots with read_path 'sga': reads through the buffer cache are "
+            "synchronous, one at a time per session (give read_path: direct, or leave direct_io_slots out)")
 
 
 def build_read_paths(system, device_name: str, schema_size: float, rng_name: str) -> ReadPaths:

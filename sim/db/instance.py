@@ -14,9 +14,15 @@ from sim.db.session import Session
 from sim.metrics import WaitEvents
 
 
+# The block sizes Oracle accepts: DB_BLOCK_SIZE "2048 to 32768" (Oracle Database Reference 10.2/11.2,
+# DB_BLOCK_SIZE), a power of two, as the nonstandard-size caches DB_2K/4K/8K/16K/32K_CACHE_SIZE list them;
+# "32-bit operating systems support a maximum DB_BLOCK_SIZE value of 16384" (11.2 Reference): scenario.py.
+BLOCK_SIZES = ("2 KB", "4 KB", "8 KB", "16 KB", "32 KB")
+
+
 @dataclass(frozen=True, kw_only=True)
 class DatabaseSpec:
-    block_size: float = param("db_block_size", kind="size", default="8 KB", positive=True)
+    block_size: float = param("db_block_size", kind="size", default="8 KB", choices=BLOCK_SIZES)
     db_cache: float | None = param("db_cache_size: the buffer cache (omit: the workload's data is fully cached)",
                                    kind="size", default=None, positive=True)
     cpu_count: int | None = param("cpu_count (omit: every strand the OS sees, as Oracle sets it)",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sim.config import OltpsimError, Source, build, param, read_yaml, suggest
+from sim.units import format_quantity
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +141,20 @@ class DiskGroupSpec:
         if self.layout == "normal" and self.count < 2:
             raise src.at("count").bad(self.count, "at least 2 drives: ASM normal redundancy mirrors each "
                                       "extent on another failure group")
+        if self.volume_size is not None and self.volume_size > self.usable_capacity:
+            # (the volume model would otherwise quietly shrink the volume to what the drives hold)
+            raise src.at("volume_size").bad(
+                format_quantity(self.volume_size, "size"),
+                f"at most the group's usable capacity, {format_quantity(self.usable_capacity, 'size')} "
+                f"({self.count} x {format_quantity(self.disk.capacity, 'size')} drives, layout {self.layout})")
+
+    @property
+    def usable_capacity(self) -> float:
+        """What the volume can hold: the drives' capacity less parity (raid5) or the mirror copies
+        (mirror: one drive's worth; normal: half), as sim/hardware/storage.py's Volume counts it."""
+        data_disks = {"raid5": max(1, self.count - 1), "mirror": 1, "normal": self.count / 2}.get(
+            self.layout, self.count)
+        return data_disks * self.disk.capacity
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,7 +184,9 @@ class StorageSpec:
 
     def check(self, src: Source) -> None:
         if not self.disk_groups and not self.flash_arrays:
-            raise src.at("disk_groups").bad({}, "at least one disk group or flash array: a database needs storage")
+            # reported at storage itself: the two keys together are what is missing, not one of them
+            raise src.error("no disk group and no flash array; expected at least one disk group (disk_groups) or "
+                            "flash array (flash_arrays): a database needs storage")
 
     def device_names(self) -> list[str]:
         return [*self.disk_groups, *self.flash_arrays]
@@ -236,14 +253,18 @@ def load_profile(name_or_path: str | Path, changes: dict | None = None,
     return build(HardwareProfile, merged, src)
 
 
-def _merge(base: dict, changes: Any, src: Source) -> dict:
+def _merge(base: dict, changes: Any, src: Source, top: bool = True) -> dict:
     """The profile mapping with `changes` laid over it key by key (build() then refuses unknown keys)."""
     if not isinstance(changes, dict):
         raise src.bad(changes, "a mapping of profile keys to new values, e.g. {memory: {size: 10 GB}}")
+    if not changes and not top:   # (the whole `hardware:` section empty is simply no what-if)
+        raise src.bad(changes, "a mapping of some of its keys to new values: a what-if lays values over the "
+                      "profile's and cannot remove any, so an empty mapping would change nothing (its keys: "
+                      + ", ".join(map(str, base)) + ")")
     out = dict(base)
     for key, value in changes.items():
         inner = base.get(key)
-        out[key] = _merge(inner, value, src.at(str(key))) if isinstance(inner, dict) else value
+        out[key] = _merge(inner, value, src.at(str(key)), top=False) if isinstance(inner, dict) else value
     return out
 
 

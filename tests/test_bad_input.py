@@ -1,0 +1,433 @@
+"""Bad input, swept: every built-in profile and every experiment's scenarios, one key at a time
+deleted, given the wrong type, a negative / zero / infinite / NaN number, an unknown unit, a
+nonsense value, or an unknown key beside it. The loaders must either accept the change (and then
+it must be legal and must change what the run is given) or raise the project's own input error
+naming the file, the key path and the bad value: never a Python traceback, never a silent no-op.
+Load and validate only (plus building the system, which is cheap): nothing is simulated."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import workloads
+from sim import experiments as ex
+from sim import scenario as scenario_mod
+from sim.scenario import ScenarioSpec
+from sim.config import ConfigError, OltpsimError, Source, build, declared
+from sim.hardware.profile import HardwareProfile, _builtin_dir, profile_names
+from sim.system import System
+
+DELETE = object()          # the mutation "delete this key"
+UNKNOWN_KEY = "zz_no_such_key"
+
+# Wrong types, illegal numbers, unknown units, nonsense enum values, empty containers.
+BAD_VALUES = ["nonsense", "12 furlongs", "8", "-3 KB", "3 KB", "0 s", "1e999 GB", -1, 0, 7, -2.5, 1.5, float("nan"),
+              float("inf"), True, None, [], {}, [1, 2], {"a": 1}]
+
+
+def _profiles() -> list[tuple[str, dict]]:
+    return [(str(_builtin_dir() / f"{n}.yaml"), yaml.safe_load((_builtin_dir() / f"{n}.yaml").read_text()))
+            for n in profile_names()]
+
+
+def _scenarios() -> list[tuple[str, dict]]:
+    out = []
+    for eid, path in ex.experiment_paths().items():
+        e = ex.load_experiment(path)
+        seen = set()
+        for row in e.rows:
+            data = ex.row_scenario_data(e, row)
+            key = yaml.safe_dump({k: v for k, v in data.items() if k != "name"})
+            if key not in seen:      # rows that differ only in a label add nothing
+                seen.add(key)
+                out.append((f"experiment {eid} [{row.label}]", data))
+    return out
+
+
+# BAD_INPUT_EXAMPLES=5000 for a longer search; the default keeps the suite fast
+EXAMPLES = int(os.environ.get("BAD_INPUT_EXAMPLES", "300"))
+PROFILES = _profiles()
+SCENARIOS = _scenarios()
+
+
+def _paths(tree, prefix=()) -> list[tuple]:
+    """Every key path into a nested mapping (list items by index)."""
+    out = []
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
+    for k, v in items:
+        out.append(prefix + (k,))
+        out.extend(_paths(v, prefix + (k,)))
+    return out
+
+
+def _dotted(path: tuple) -> str:
+    s = ""
+    for k in path:
+        s += f"[{k}]" if isinstance(k, int) else (f".{k}" if s else str(k))
+    return s
+
+
+def _mutate(data: dict, path: tuple, value) -> dict:
+    out = copy.deepcopy(data)
+    node = out
+    for k in path[:-1]:
+        if isinstance(node, dict) and k not in node:
+            node[k] = {}
+        node = node[k]
+    last = path[-1]
+    if value is DELETE:
+        del node[last]
+    elif last == UNKNOWN_KEY and isinstance(node, dict):
+        node[last] = value
+    else:
+        node[last] = value
+    return out
+
+
+def _value_at(data, path):
+    for k in path:
+        if isinstance(data, dict) and k in data:
+            data = data[k]
+        elif isinstance(data, list) and isinstance(k, int) and k < len(data):
+            data = data[k]
+        else:
+            return DELETE
+    return data
+
+
+def _related(err_path: str, path: str) -> bool:
+    """The error is reported at the changed key, or at a key beside, above or below it (a check
+    that ties two keys together reports one of them)."""
+    parent = path.rpartition(".")[0]
+    return (err_path == path or err_path.startswith(path + ".") or err_path.startswith(path + "[")
+            or path.startswith(err_path + ".") or path.startswith(err_path + "[") or err_path == ""
+            or err_path.rpartition(".")[0] == parent)
+
+
+def _check_error(exc: BaseException, source: str, path: tuple, value) -> None:
+    assert isinstance(exc, OltpsimError), f"{_dotted(path)} = {value!r}: {type(exc).__name__}: {exc}"
+    msg = str(exc)
+    assert source in msg, f"{_dotted(path)} = {value!r}: the message does not name {source}: {msg}"
+    if isinstance(exc, ConfigError):
+        dotted = _dotted(path)
+        # (or elsewhere, at a key that names the changed one: a swap_device naming a deleted disk group)
+        # (or at a key whose problem is the changed one: os.filesystem given once db_cache is deleted)
+        assert _related(exc.path, dotted) or repr(path[-1]) in msg or f" {dotted}" in msg, f"{dotted} = {value!r}: reported at {exc.path!r}: {msg}"
+        named = value is not DELETE and value is not None and path[-1] != UNKNOWN_KEY   # (null: the key omitted)
+        if exc.path == dotted and named and not isinstance(value, (dict, list)):
+            shown = "nan" if isinstance(value, float) and math.isnan(value) else repr(value)
+            assert shown in msg or str(value) in msg, f"{dotted} = {value!r}: the bad value is not named: {msg}"
+
+
+def _built_at(obj, path: tuple):
+    """The value a loaded config holds at a key path (None where it holds none)."""
+    for k in path:
+        if dataclasses.is_dataclass(obj):
+            obj = getattr(obj, str(k), None)
+        elif isinstance(obj, (dict, list, tuple)):
+            try:
+                obj = obj[k]
+            except (KeyError, IndexError, TypeError):
+                return None
+        else:
+            return None
+    return obj
+
+
+def _illegal(built) -> bool:
+    """A number no key of a profile or scenario may hold: negative, infinite or NaN."""
+    if isinstance(built, bool) or not isinstance(built, (int, float)):
+        return False
+    return built < 0 or math.isnan(built) or math.isinf(built)
+
+
+def _mutations(paths: list[tuple], absent: list[tuple] = ()):
+    path = st.sampled_from(paths)
+    replace = st.tuples(st.sampled_from(paths + list(absent)), st.sampled_from(BAD_VALUES))
+    # (a what-if over a profile cannot delete one of its keys: it only lays values over them)
+    delete = st.tuples(path.filter(lambda p: not isinstance(p[-1], int) and p[0] != "hardware"), st.just(DELETE))
+    unknown = st.tuples(path.map(lambda p: p[:-1] + (UNKNOWN_KEY,)), st.sampled_from([1, "x"]))
+    return st.one_of(replace, delete, unknown)
+
+
+# ---------------------------------------------------------------- profiles
+
+def _load_profile(data: dict, source: str) -> HardwareProfile:
+    return build(HardwareProfile, data, Source(source))
+
+
+@st.composite
+def profile_cases(draw):
+    source, data = draw(st.sampled_from(PROFILES))
+    path, value = draw(_mutations(_paths(data)))
+    return source, data, path, value
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=profile_cases())
+def test_profile_mutation_is_refused_clearly_or_legal(case):
+    source, data, path, value = case
+    original = dataclasses.asdict(_load_profile(data, source))
+    try:
+        changed = _load_profile(_mutate(data, path, value), source)
+    except Exception as exc:  # noqa: BLE001 - the test is what kind of exception it is
+        _check_error(exc, source, path, value)
+        return
+    assert not _illegal(_built_at(changed, path)), f"{_dotted(path)} = {value!r} accepted"
+    if value is not DELETE and value is not None and _value_at(data, path) != value:
+        assert dataclasses.asdict(changed) != original, f"{_dotted(path)} = {value!r} accepted and ignored"
+
+
+# ---------------------------------------------------------------- scenarios
+
+def _profile_data(name: str) -> dict:
+    return next(d for s, d in PROFILES if Path(s).stem == name)
+
+
+@st.composite
+def scenario_cases(draw):
+    source, data = draw(st.sampled_from(SCENARIOS))
+    paths = [p for p in _paths(data) if p[0] != "name"]
+    # what-ifs over the profile's own keys (scenario `hardware:`, or --set hardware.KEY=...)
+    paths += [("hardware",) + p for p in _paths(_profile_data(data["profile"])) if p[0] not in ("name", "description")]
+    # and every declared setting the scenario leaves at its default (database.block_size, params.dop, ...)
+    declared_keys = [tuple(k.split(".")) for k, _d, _m in declared(ScenarioSpec) if "." in k]
+    declared_keys += [("params", k) for k, _d, _m in declared(workloads.get(data["workload"]).Params)]
+    path, value = draw(_mutations(paths, [p for p in declared_keys if _value_at(data, p) is DELETE]))
+    return source, data, path, value
+
+
+def _resolve(data: dict, source: str):
+    sc = scenario_mod.resolve(data, source)
+    system = System(sc)        # building the machine must not fail on what resolve accepted
+    workload = workloads.get(sc.spec.workload).Workload(system, sc.params)
+    getattr(workload, "admit", lambda: None)()
+    return sc
+
+
+def _inputs(sc) -> dict:
+    """What the run is given (the `hardware:` what-if counts only by the profile it makes)."""
+    return {**{k: v for k, v in sc.describe().items() if not k.startswith("hardware.")},
+            "profile": dataclasses.asdict(sc.profile)}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=scenario_cases())
+def test_scenario_mutation_is_refused_clearly_or_legal(case):
+    source, data, path, value = case
+    original = _inputs(scenario_mod.resolve(data, source))
+    mutated = _mutate(data, path, value)
+    try:
+        sc = _resolve(mutated, source)
+    except Exception as exc:  # noqa: BLE001
+        _check_error(exc, source, path, value)
+        return
+    head, rest = path[0], path[1:]
+    built = (_built_at(sc.profile, rest) if head == "hardware" else _built_at(sc.params, rest) if head == "params"
+             else _built_at(sc.spec, path))
+    assert not _illegal(built), f"{_dotted(path)} = {value!r} accepted as {built!r}"
+    before = _value_at(_profile_data(data["profile"]), path[1:]) if path[0] == "hardware" else _value_at(data, path)
+    # (null: the key omitted, an empty `os:` section; a default given again changes nothing either)
+    if value is not DELETE and value is not None and before != value and not _same(built, value):
+        assert _inputs(sc) != original, f"{_dotted(path)} = {value!r} accepted and ignored"
+
+
+def _same(built, value) -> bool:
+    return type(built) is type(value) and built == value
+
+
+# ---------------------------------------------------------------- the known gaps, one by one
+
+def _refused(path: str, *fragments: str, workload: str = "tpcc", **sets) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, sets, profile="t5220", workload=workload)
+    assert info.value.path == path and info.value.file == "<command line>", str(info.value)
+    for f in fragments:
+        assert f in str(info.value), str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("size", ["3 KB", "1 KB", "64 KB", "8000 B", "12 KB"])
+def test_block_size_is_one_oracle_accepts(size):
+    _refused("database.block_size", repr(size), "one of 2 KB, 4 KB, 8 KB, 16 KB, 32 KB",
+             **{"users": "8", "database.block_size": size})
+
+
+@pytest.mark.parametrize("size, expected", [("2 KB", 2048), ("4 KB", 4096), ("8192 B", 8192), ("16 KB", 16384),
+                                            ("32 KB", 32768)])
+def test_block_sizes_oracle_accepts_load(size, expected):
+    sc = scenario_mod.load(None, {"users": "8", "database.block_size": size}, profile="t5220", workload="tpcc")
+    assert sc.spec.database.block_size == expected
+
+
+def test_32k_blocks_need_a_64_bit_os():
+    sets = {"users": "8", "os.bits": "32", "database.oracle_bits": "32"}
+    _refused("database.block_size", "'32 KB'", "at most 16 KB", **sets, **{"database.block_size": "32 KB"})
+    sc = scenario_mod.load(None, {**sets, "database.block_size": "16 KB"}, profile="t5220", workload="tpcc")
+    assert sc.spec.database.block_size == 16384
+
+
+def test_io_sizes_of_parallel_statements_are_whole_blocks():
+    _refused("params.read_size", "'3 KB'", "one of 2 KB", workload="create_index", read_size="3 KB")
+    _refused("params.write_size", "'1001 KB'", "whole number of database blocks", "8 KB", workload="create_index",
+             write_size="1001 KB")
+    _refused("params.read_size", "'12 KB'", "whole number of database blocks", workload="ctas", read_size="12 KB")
+    # the same sizes are whole blocks of a 4 KB database
+    sc = scenario_mod.load(None, {"read_size": "12 KB", "database.block_size": "4 KB"}, profile="t5220",
+                           workload="ctas")
+    assert sc.params.read_size == 12 * 1024
+    assert scenario_mod.load(None, {"read_size": "2 KB"}, profile="t5220", workload="create_index").params.read_size == 2048
+
+
+@pytest.mark.parametrize("key", ["hardware.storage.disk_groups", "hardware.storage", "hardware.memory",
+                                 "hardware.storage.disk_groups.array", "hardware.storage.disk_groups.array.disk"])
+def test_an_empty_hardware_what_if_is_refused_not_ignored(key):
+    _refused(key, "got {}", "would change nothing", **{"users": "8", key: "{}"})
+
+
+def test_zero_disks_are_refused(tmp_path):
+    _refused("hardware.storage.disk_groups.array.count", "got 0", "at least 1",
+             **{"users": "8", "hardware.storage.disk_groups.array.count": "0"})
+    data = _profile_data("t5220")
+    data = {**data, "storage": {"disk_groups": {}}}
+    path = tmp_path / "nodisks.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as info:
+        build(HardwareProfile, yaml.safe_load(path.read_text()), Source(str(path)))
+    assert info.value.path == "storage" and "no disk group and no flash array" in str(info.value)
+
+
+def test_a_volume_larger_than_its_drives_is_refused():
+    # t5220 'array': 6 x 146 GB, ASM normal redundancy: 438 GB usable
+    key = "hardware.storage.disk_groups.array.volume_size"
+    _refused(key, "'500 GB'", "at most the group's usable capacity, 438 GB", **{"users": "8", key: "500 GB"})
+    sc = scenario_mod.load(None, {"users": "8", key: "438 GB"}, profile="t5220", workload="tpcc")
+    assert sc.profile.storage.disk_groups["array"].volume_size == 438 * 2**30
+    key = "hardware.storage.disk_groups.internal.volume_size"   # 8 x 146 GB striped
+    _refused(key, "at most the group's usable capacity, 1.141 TB", **{"users": "8", key: "1.2 TB"})
+
+
+def test_a_whole_hardware_section_left_empty_is_no_what_if():
+    sc = scenario_mod.resolve({"profile": "t5220", "workload": "tpcc", "params": {"users": 8}, "hardware": {}})
+    assert sc.profile.storage.disk_groups["array"].count == 6
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("database.db_cache", "1e999 GB", "'1e999 GB'"), ("database.redo_log_size", "1e400 TB", "'1e400 TB'"),
+    ("database.lgwr_sys_share", ".nan", "nan"), ("database.lgwr_instructions_per_write", ".inf", "inf"),
+    ("run.target_half_width", ".inf", "inf"), ("run.target_half_width", ".nan", "nan")])
+def test_infinite_and_nan_numbers_are_refused(key, value, shown):
+    _refused(key, f"got {shown}", "finite", **{"users": "8", key: value})
+
+
+def test_direct_io_slots_are_refused_on_the_buffered_path():
+    sets = {"sessions": "4", "direct_io_slots": "4"}
+    with pytest.raises(ConfigError, match=r"params\.direct_io_slots: got 4; expected no direct_io_slots"):
+        scenario_mod.load(None, sets, profile="xeon-e5-2643v3-2s", workload="slob")
+    sc = scenario_mod.load(None, {**sets, "read_path": "direct"}, profile="xeon-e5-2643v3-2s", workload="slob")
+    assert sc.params.direct_io_slots == 4
+
+
+# ---------------------------------------------------------------- the command line
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_refuses_bad_input_before_running():
+    base = ("run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8")
+    cases = [
+        (("--set", "database.block_size=3 KB"), "database.block_size: got '3 KB'"),
+        (("--set", "hardware.storage.disk_groups={}"), "hardware.storage.disk_groups: got {}"),
+        (("--seed", "3", "--set", "run.seed=4"), "--seed 3 and --set run.seed=4: two different seeds"),
+        # the same seed twice is one seed: what stops this run is the block size, named alone
+        (("--seed", "3", "--set", "run.seed=3", "--set", "database.block_size=3 KB"), "database.block_size"),
+    ]
+    for extra, fragment in cases:
+        out = _cli(*base, *extra)
+        assert out.returncode == 2, (extra, out.stdout[-300:], out.stderr[-300:])
+        assert fragment in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert "seed" not in out.stderr or "seed" in fragment, out.stderr
+
+
+def test_cli_sweep_and_reproduce_refuse_bad_input(tmp_path):
+    out = _cli("sweep", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8",
+               "--vary", "database.block_size='3 KB','8 KB'", "--out", str(tmp_path / "sw"))
+    assert out.returncode == 2 and "database.block_size='3 KB' makes no valid scenario" in out.stderr, out.stderr
+    assert not (tmp_path / "sw" / "points.jsonl").exists()
+    out = _cli("reproduce", "-j", "1", "no.such_experiment")
+    assert out.returncode == 2 and "unknown experiment 'no.such_experiment'" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("name, text, fragment", [
+    ("dup.csv", "users,users\n8,9\n", "line 1, column 2: got 'users'; expected a setting name not empty and not in"),
+    ("blank.csv", "users,,x\n8,1,2\n", "line 1, column 2: got ''"),
+    ("extra.csv", "users\n8,9\n", "line 2: got 2 cells (extra: '9'); expected at most 1"),
+    ("intkey.yaml", "- {1: 2}\n", "[0]: got the key 1; expected a setting name"),
+    ("nullkey.yaml", "- {users: 8}\n- {null: 3}\n", "[1]: got the key None"),
+])
+def test_sweep_points_file_is_checked(tmp_path, name, text, fragment):
+    from sim import sweep as sw
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(OltpsimError) as info:
+        sw.read_points(path)
+    assert str(path) in str(info.value) and fragment in str(info.value), str(info.value)
+
+
+def test_sweep_refuses_a_value_twice_and_blames_the_bad_setting():
+    from sim import sweep as sw
+
+    with pytest.raises(OltpsimError, match=r"--vary users: value 8 given twice"):
+        sw.parse_vary(["users=8,16,8"])
+    points = [{"users": 8, "database.block_size": "3 KB"}, {"users": 16, "database.block_size": "8 KB"}]
+    with pytest.raises(OltpsimError) as info:
+        sw.plan({"profile": "t5220", "workload": "tpcc"}, "<scenario>", points, 1)
+    assert str(info.value).startswith("database.block_size='3 KB' makes no valid scenario"), str(info.value)
+
+
+@pytest.mark.parametrize("key", ["hardware", "database", "os", "run", "params"])
+def test_a_section_set_as_one_value_is_refused_by_its_name(key):
+    with pytest.raises(OltpsimError) as info:
+        scenario_mod.load(None, {"users": "8", key: "5"}, profile="t5220", workload="tpcc")
+    msg = str(info.value)
+    assert msg.startswith(f"{key}: got '5', but {key} is a section") and "params." + key not in msg, msg
+
+
+@pytest.mark.parametrize("key, value", [("database.data_device", "internal"), ("database.datafiles", "8"),
+                                        ("database.datafile_size", "2 GB"), ("database.disk_asynch_io", "false"),
+                                        ("database.dbwr_io_slaves", "4"), ("database.dbwr_max_writes", "8"),
+                                        ("os.filesystem", "ufs_direct")])
+def test_datafile_settings_without_a_buffer_cache_size_are_refused(key, value):
+    _refused(key, "without database.db_cache", "would change nothing", **{"users": "8", key: value})
+    sc = scenario_mod.load(None, {"users": "8", key: value, "database.db_cache": "1 GB"}, profile="t5220",
+                           workload="tpcc")
+    assert sc.spec.database.db_cache == 2**30
+    # the default written out changes nothing: oltpsim settings lists it so
+    assert scenario_mod.load(None, {"users": "8", "database.datafiles": "59"}, profile="t5220", workload="tpcc")
+
+
+@pytest.mark.parametrize("workload, key, extra", [("slob", "schema_size", {"sessions": "4"}),
+                                                  ("calibrate_io", "database_size", {})])
+def test_data_larger_than_its_device_is_refused(workload, key, extra):
+    # xeon-e5-2643v3-2s: the XtremIO holds 30 TB
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**extra, key: "31 TB"}, profile="xeon-e5-2643v3-2s", workload=workload)
+    assert info.value.path == f"params.{key}", str(info.value)
+    assert "got '31 TB'; expected at most the capacity of device 'xtremio' that holds it, 30 TB" in str(info.value)
+    sc = scenario_mod.load(None, {**extra, key: "30 TB"}, profile="xeon-e5-2643v3-2s", workload=workload)
+    assert getattr(sc.params, key) == 30 * 2**40
