@@ -114,7 +114,12 @@ def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
         if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
             raise OltpsimError(f"{key}: got {value!r}, but {key} is a section of the scenario, not one setting; "
                                f"expected one of its keys, e.g. {_SECTIONS[key]}")
-        if "." not in key and key not in ("profile", "workload", "name"):
+        head, _, rest = key.partition(".")
+        if rest and head not in _SECTIONS:   # 'mix.new_order': a parameter's part, which would replace the whole value
+            raise OltpsimError(f"{key}: got {value!r}, but {head} is not a section of the scenario; a workload "
+                               f"parameter is set whole, e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads "
+                               f"lists each parameter and its default)")
+        if not rest and key not in ("profile", "workload", "name"):
             key = f"params.{key}"
         data = replace_path(data, key, parse_scalar(value) if isinstance(value, str) else value)
     return data

@@ -408,6 +408,14 @@ def test_a_section_set_as_one_value_is_refused_by_its_name(key):
     assert msg.startswith(f"{key}: got '5', but {key} is a section") and "params." + key not in msg, msg
 
 
+def test_a_dotted_key_into_a_workload_parameter_is_refused_not_merged():
+    # --set mix.new_order=0.9 would otherwise become a one-type mix (the whole parameter replaced)
+    with pytest.raises(OltpsimError) as info:
+        scenario_mod.load(None, {"mix.new_order": "0.9"}, profile="t5220", workload="tpcc")
+    msg = str(info.value)
+    assert msg.startswith("mix.new_order: got '0.9', but mix is not a section") and "mix={new_order: 0.9" in msg, msg
+
+
 @pytest.mark.parametrize("key, value", [("database.data_device", "internal"), ("database.datafiles", "8"),
                                         ("database.datafile_size", "2 GB"), ("database.disk_asynch_io", "false"),
                                         ("database.dbwr_io_slaves", "4"), ("database.dbwr_max_writes", "8"),

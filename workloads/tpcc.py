@@ -98,7 +98,8 @@ class Params:
                                       default=None, minimum=0.0)
     warehouses: int | None = param("warehouses (omit: users/10, the TPC-C ratio, at least 1)",
                                    default=None, minimum=1)
-    mix: dict[str, float] = param("share of each transaction type", default=dict(STANDARD_MIX))
+    mix: dict[str, float] = param("share of each transaction type, normalised to sum to 1; a type left out is not "
+                                   "run (give all five to change one share)", default=dict(STANDARD_MIX))
     sessions: int | None = param("server sessions the users share through a TP monitor (omit: a dedicated server "
                                  "per user)", default=None, minimum=1)
     hash_clusters: bool = param("stock and customer in single-table hash clusters, as in Oracle's TPC-C kits: "
