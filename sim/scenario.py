@@ -106,6 +106,13 @@ class Scenario:
 
 _SECTIONS = {"hardware": "hardware.memory.size='10 GB'", "params": "params.users=64 (or users=64)",
              "database": "database.db_cache='2 GB'", "os": "os.quantum='10 ms'", "run": "run.seed=7"}
+TOP_KEYS = ("profile", "workload", "name")   # the scenario's own keys that are not sections
+
+
+def setting_path(key: str) -> str:
+    """The key path a --set / --vary / row setting names: a plain key other than TOP_KEYS is a
+    workload parameter (users -> params.users); a dotted one names its path as it is."""
+    return key if key.partition(".")[2] or key in TOP_KEYS else f"params.{key}"
 
 
 def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
@@ -119,9 +126,7 @@ def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
             raise OltpsimError(f"{key}: got {value!r}, but {head} is not a section of the scenario; a workload "
                                f"parameter is set whole, e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads "
                                f"lists each parameter and its default)")
-        if not rest and key not in ("profile", "workload", "name"):
-            key = f"params.{key}"
-        data = replace_path(data, key, parse_scalar(value) if isinstance(value, str) else value)
+        data = replace_path(data, setting_path(key), parse_scalar(value) if isinstance(value, str) else value)
     return data
 
 
