@@ -460,8 +460,9 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
                           counts: np.ndarray | None = None,
                           group_counts: np.ndarray | None = None,
                           policy: str = "lru") -> tuple[np.ndarray, np.ndarray]:
-    """Two LRU levels whose units differ: level 1 caches items, level 2 caches groups of them
-    (the OS page cache holds 8 KB pages, each several 2 KB database blocks).
+    """Two cache levels whose units differ: level 1 (LRU) caches items, level 2 (LRU or FIFO,
+    `policy`) caches groups of them (the OS page cache holds 8 KB pages, each several 2 KB
+    database blocks).
 
     `group[i]` is the level-2 unit of item i; `counts[i]` copies of item i (default 1) and
     `group_counts[g]` copies of unit g (default 1), so a bucket of m identical blocks packed
@@ -469,7 +470,7 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     items (characteristic time t1); a unit sees the superposed miss streams of its items,
     rate R2_g = sum r_i e^{-r_i t1} out of R_g = sum r_i. It is treated like one item of rate
     R_g with the dead time that gives the same miss stream, t1_g = ln(R_g / R2_g) / R_g (exact
-    for a unit of one item), in the renewal form (_renewal_level2) with capacity c2 in units.
+    for a unit of one item), in the renewal form of `policy` with capacity c2 in units.
     Returns (h1_i, h2_i): item i's level-1 hit probability and the level-2 hit probability of
     its level-1 misses (its unit's). `policy` is level 2's replacement: "lru"
     (_renewal_level2) or "fifo" (_renewal_fifo_level2)."""

@@ -190,7 +190,8 @@ class Workload:
 
     def _checkpoint_pace(self):
         """Every PACE_WINDOW, the throughput of the window just gone sets how many transactions
-        the checkpoint timeout spans (before the first window: none, no checkpoint writes)."""
+        the checkpoint timeout spans (before the first window ends the timeout adds no writes;
+        log-switch checkpoint writes, with sized logs, apply from the start)."""
         last = self.finished
         while True:
             yield self.env.timeout(PACE_WINDOW)

@@ -33,8 +33,9 @@ the front one, and a whole turn takes one to one and a half hours. A cached page
 referenced about once in 7-20 minutes, so nearly every page is freed when the back hand
 reaches it, whatever its hits: the replacement is in effect first in, first out, with a second
 chance only for pages referenced within that short gap (an exact simulation of the clock on
-this workload, veritas.io_config_by_sga round 9, is within 0.003 of FIFO). Freed pages keep their identity on the cache list until reused (also in FIFO
-order), which adds only the free reserve (lotsfree, 1/64 of memory) to the residence.
+this workload, veritas.io_config_by_sga round 9, is within 0.003 of FIFO). Freed pages keep
+their identity on the cache list until reused (also in FIFO order), which adds only the free
+reserve (lotsfree, 1/64 of memory) to the residence.
 
 The OS keeps a reserve free for its page scanner (Solaris `lotsfree`, physmem/64; Linux keeps a
 comparable min_free), so the page cache never gets that part. The SGA is locked (intimate shared
