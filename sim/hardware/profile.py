@@ -196,6 +196,14 @@ class StorageSpec:
     def device_names(self) -> list[str]:
         return [*self.disk_groups, *self.flash_arrays]
 
+    def capacity(self, name: str) -> float:
+        """What device `name` holds: a flash array's usable capacity; a disk group's volume_size,
+        else all its drives hold (DiskGroupSpec.usable_capacity), as the simulated Volume gets."""
+        if name in self.flash_arrays:
+            return self.flash_arrays[name].capacity
+        group = self.disk_groups[name]
+        return group.volume_size or group.usable_capacity
+
 
 @dataclass(frozen=True, kw_only=True)
 class HardwareProfile:
