@@ -115,17 +115,18 @@ def setting_path(key: str) -> str:
     return key if key.partition(".")[2] or key in TOP_KEYS else f"params.{key}"
 
 
-def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
-    """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
+def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<command line>") -> dict:
+    """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'.
+    `source` is where the overrides were given, for the errors (an experiment row, a sweep point)."""
     for key, value in overrides.items():
         if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
-            raise OltpsimError(f"{key}: got {value!r}, but {key} is a section of the scenario, not one setting; "
-                               f"expected one of its keys, e.g. {_SECTIONS[key]}")
+            raise Source(source, key).error(f"got {value!r}, but {key} is a section of the scenario, not one "
+                                            f"setting; expected one of its keys, e.g. {_SECTIONS[key]}")
         head, _, rest = key.partition(".")
         if rest and head not in _SECTIONS:   # 'mix.new_order': a parameter's part, which would replace the whole value
-            raise OltpsimError(f"{key}: got {value!r}, but {head} is not a section of the scenario; a workload "
-                               f"parameter is set whole, e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads "
-                               f"lists each parameter and its default)")
+            raise Source(source, key).error(
+                f"got {value!r}, but {head} is not a section of the scenario; a workload parameter is set whole, "
+                f"e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads lists each parameter and its default)")
         data = replace_path(data, setting_path(key), parse_scalar(value) if isinstance(value, str) else value)
     return data
 

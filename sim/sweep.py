@@ -161,9 +161,10 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
         raise OltpsimError(f"replications: got {replications}; expected at least 1")
     checked = []
     for settings in points:
-        data = apply_overrides(base, settings)
+        where = f"{source} [{_label(settings)}]" if settings else source
+        data = apply_overrides(base, settings, where)
         try:
-            checked.append((settings, data, resolve(data, f"{source} [{_label(settings)}]" if settings else source), ""))
+            checked.append((settings, data, resolve(data, where), ""))
         except OltpsimError as exc:
             checked.append((settings, data, None, str(exc)))
     _refuse_bad_input(checked)
