@@ -164,11 +164,12 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     return Scenario(spec=spec, profile=profile, params=params, source=source)
 
 
-# Without database.db_cache the data is all cached: no datafiles are read through a file system and
-# there is no DBWR (sim/system.py, sim/db/instance.py), so a value given for these would be ignored.
+# Without database.db_cache the data is all cached: no datafiles are read through a file system (nor
+# kept in its page cache) and there is no DBWR (sim/system.py, sim/db/instance.py), so a value given
+# for these would be ignored.
 DATAFILE_KEYS = (("database", "data_device"), ("database", "datafiles"), ("database", "datafile_size"),
                  ("database", "disk_asynch_io"), ("database", "dbwr_io_slaves"), ("database", "dbwr_max_writes"),
-                 ("os", "filesystem"))
+                 ("database", "log_checkpoint_timeout"), ("os", "filesystem"), ("os", "page_replacement"))
 
 
 def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:

@@ -431,7 +431,8 @@ def test_a_dotted_key_into_a_workload_parameter_is_refused_not_merged():
 @pytest.mark.parametrize("key, value", [("database.data_device", "internal"), ("database.datafiles", "8"),
                                         ("database.datafile_size", "2 GB"), ("database.disk_asynch_io", "false"),
                                         ("database.dbwr_io_slaves", "4"), ("database.dbwr_max_writes", "8"),
-                                        ("os.filesystem", "ufs_direct")])
+                                        ("database.log_checkpoint_timeout", "1800 s"),
+                                        ("os.filesystem", "ufs_direct"), ("os.page_replacement", "fifo")])
 def test_datafile_settings_without_a_buffer_cache_size_are_refused(key, value):
     _refused(key, "without database.db_cache", "would change nothing", **{"users": "8", key: value})
     # with a buffer cache size the same value is taken, and changes what the run is given
