@@ -55,8 +55,9 @@ FREE_RESERVE_SHARE = 1.0 / 64.0   # Solaris lotsfree default: physmem / 64
 
 class VirtualMemory:
     def __init__(self, env, spec, dispatcher=None, swap_device=None, kernel_bits: int = 32,
-                 locks_shared_memory: bool = False):
+                 locks_shared_memory: bool = False, page_replacement: str = "lru"):
         self.env, self.spec = env, spec
+        self.page_replacement = page_replacement   # which pages the page cache keeps: "lru" or "fifo" (above)
         # Solaris maps the SGA as intimate shared memory: allocated and locked whole at startup.
         # Linux SysV shared memory gets its pages on first touch.
         self.locks_shared_memory = locks_shared_memory
