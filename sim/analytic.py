@@ -302,6 +302,18 @@ def che_hit_ratio(rates: np.ndarray, capacity: float, sizes: np.ndarray | None =
     return min(1.0, float(np.dot(demand, h)) / tot)
 
 
+def _miss_gaps(r: np.ndarray, t1):
+    """Level 1's misses of each item as a renewal process (see _renewal_level2): returns
+    (t1 as an array, r2 = r e^{-r t1} the miss rate, keep = 1 - r t1 e^{-r t1}, a = r2 / keep),
+    a gap between misses being t1 + Exp(a)."""
+    t1 = np.broadcast_to(np.asarray(t1, dtype=float), r.shape)
+    x = r * t1
+    ex = np.exp(-x)
+    r2 = r * ex
+    keep = 1.0 - x * ex                 # in [1 - 1/e, 1]: no cancellation
+    return t1, r2, keep, r2 / keep
+
+
 def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     """Level-2 hit probabilities when level 2 is fed by a TTL-like level 1.
 
@@ -316,12 +328,7 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     `t1` may be an array: a per-item dead time (a level-2 item grouping level-1
     items, see che_two_level_grouped).
     """
-    t1 = np.broadcast_to(np.asarray(t1, dtype=float), r.shape)
-    x = r * t1
-    ex = np.exp(-x)
-    r2 = r * ex
-    keep = 1.0 - x * ex                 # in [1 - 1/e, 1]: no cancellation
-    a = r2 / keep
+    t1, r2, keep, a = _miss_gaps(r, t1)
     live = (r2 > 0.0) & (w > 0.0)
     total = float(w[live].sum())
     if total == 0.0:
@@ -347,6 +354,9 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     return -np.expm1(-a * np.maximum(t2 - t1, 0.0))
 
 
+_FIFO_K_MAX = 64   # terms of the renewal sum M(T) before its asymptote (at T > 32 mean gaps): numerical
+
+
 def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     """Level-2 hit probabilities when level 2 is a FIFO cache fed by a TTL-like level 1.
 
@@ -360,12 +370,7 @@ def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndar
     M ~ T/mu + (sigma^2/mu^2 - 1)/2 (sigma = 1/a). Poisson input (t1 = 0) gives the
     textbook FIFO/RANDOM form hit = r T / (1 + r T).
     """
-    t1 = np.broadcast_to(np.asarray(t1, dtype=float), r.shape)
-    x = r * t1
-    ex = np.exp(-x)
-    r2 = r * ex
-    keep = 1.0 - x * ex
-    a = r2 / keep
+    t1, r2, _keep, a = _miss_gaps(r, t1)
     live = (r2 > 0.0) & (w > 0.0)
     total = float(w[live].sum())
     if total == 0.0 or c2 <= 0.0:
@@ -403,8 +408,7 @@ def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndar
     return out
 
 
-_FIFO_K_MAX = 64
-LEVEL2_POLICIES = ("lru", "fifo")
+LEVEL2_POLICIES = ("lru", "fifo")   # che_two_level_grouped's level 2: _renewal_level2, _renewal_fifo_level2
 
 
 def che_two_level(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarray | None = None,
@@ -460,8 +464,9 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
                           counts: np.ndarray | None = None,
                           group_counts: np.ndarray | None = None,
                           policy: str = "lru") -> tuple[np.ndarray, np.ndarray]:
-    """Two LRU levels whose units differ: level 1 caches items, level 2 caches groups of them
-    (the OS page cache holds 8 KB pages, each several 2 KB database blocks).
+    """Two cache levels whose units differ: level 1 (LRU) caches items, level 2 (LRU or FIFO,
+    `policy`) caches groups of them (the OS page cache holds 8 KB pages, each several 2 KB
+    database blocks).
 
     `group[i]` is the level-2 unit of item i; `counts[i]` copies of item i (default 1) and
     `group_counts[g]` copies of unit g (default 1), so a bucket of m identical blocks packed
@@ -469,7 +474,7 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     items (characteristic time t1); a unit sees the superposed miss streams of its items,
     rate R2_g = sum r_i e^{-r_i t1} out of R_g = sum r_i. It is treated like one item of rate
     R_g with the dead time that gives the same miss stream, t1_g = ln(R_g / R2_g) / R_g (exact
-    for a unit of one item), in the renewal form (_renewal_level2) with capacity c2 in units.
+    for a unit of one item), in the renewal form of `policy` with capacity c2 in units.
     Returns (h1_i, h2_i): item i's level-1 hit probability and the level-2 hit probability of
     its level-1 misses (its unit's). `policy` is level 2's replacement: "lru"
     (_renewal_level2) or "fifo" (_renewal_fifo_level2)."""

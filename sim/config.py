@@ -158,13 +158,18 @@ def _unit_error(src: Source, value: Any, kind: str, reason: str) -> ConfigError:
     return src.error(f"got {value!r}{f' ({what})' if what else ''}; expected {expected}")
 
 
+def _qualified(adjective: str, expected: str) -> str:
+    """'a size' -> 'a positive size'; anything else -> 'a positive value (...)'."""
+    if expected.startswith("a "):
+        return f"a {adjective} " + expected.removeprefix("a ")
+    return f"a {adjective} value ({expected})"
+
+
 def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> float:
     if not math.isfinite(out):   # '1e999 GB' or .inf would pass every limit below, and NaN fails none
-        raise src.bad(raw, "a finite " + expected.removeprefix("a ") if expected.startswith("a ")
-                      else f"a finite value ({expected})")
+        raise src.bad(raw, _qualified("finite", expected))
     if meta.get("positive") and not out > 0:
-        raise src.bad(raw, "a positive " + expected.removeprefix("a ") if expected.startswith("a ")
-                      else f"a positive value ({expected})")
+        raise src.bad(raw, _qualified("positive", expected))
     lo, hi = meta.get("minimum"), meta.get("maximum")
     if lo is not None and out < lo:
         raise src.bad(raw, f"at least {lo:g}")

@@ -136,7 +136,7 @@ def select(ids: list[str] | None = None, quick: bool = False) -> list[Experiment
 
 def row_scenario_data(exp: ExperimentSpec, row: RowSpec) -> dict:
     data = dict(exp.scenario)
-    data = scenario_mod.apply_overrides(data, dict(row.set))
+    data = scenario_mod.apply_overrides(data, dict(row.set), f"experiment {exp.id} [{row.label}]")
     data = replace_path(data, "name", f"{exp.id} [{row.label}]")
     return data
 

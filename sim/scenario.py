@@ -106,22 +106,28 @@ class Scenario:
 
 _SECTIONS = {"hardware": "hardware.memory.size='10 GB'", "params": "params.users=64 (or users=64)",
              "database": "database.db_cache='2 GB'", "os": "os.quantum='10 ms'", "run": "run.seed=7"}
+TOP_KEYS = ("profile", "workload", "name")   # the scenario's own keys that are not sections
 
 
-def apply_overrides(data: dict, overrides: dict[str, Any]) -> dict:
-    """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'."""
+def setting_path(key: str) -> str:
+    """The key path a --set / --vary / row setting names: a plain key other than TOP_KEYS is a
+    workload parameter (users -> params.users); a dotted one names its path as it is."""
+    return key if key.partition(".")[2] or key in TOP_KEYS else f"params.{key}"
+
+
+def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<command line>") -> dict:
+    """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'.
+    `source` is where the overrides were given, for the errors (an experiment row, a sweep point)."""
     for key, value in overrides.items():
         if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
-            raise OltpsimError(f"{key}: got {value!r}, but {key} is a section of the scenario, not one setting; "
-                               f"expected one of its keys, e.g. {_SECTIONS[key]}")
+            raise Source(source, key).error(f"got {value!r}, but {key} is a section of the scenario, not one "
+                                            f"setting; expected one of its keys, e.g. {_SECTIONS[key]}")
         head, _, rest = key.partition(".")
         if rest and head not in _SECTIONS:   # 'mix.new_order': a parameter's part, which would replace the whole value
-            raise OltpsimError(f"{key}: got {value!r}, but {head} is not a section of the scenario; a workload "
-                               f"parameter is set whole, e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads "
-                               f"lists each parameter and its default)")
-        if not rest and key not in ("profile", "workload", "name"):
-            key = f"params.{key}"
-        data = replace_path(data, key, parse_scalar(value) if isinstance(value, str) else value)
+            raise Source(source, key).error(
+                f"got {value!r}, but {head} is not a section of the scenario; a workload parameter is set whole, "
+                f"e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads lists each parameter and its default)")
+        data = replace_path(data, setting_path(key), parse_scalar(value) if isinstance(value, str) else value)
     return data
 
 
@@ -158,11 +164,12 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     return Scenario(spec=spec, profile=profile, params=params, source=source)
 
 
-# Without database.db_cache the data is all cached: no datafiles are read through a file system and
-# there is no DBWR (sim/system.py, sim/db/instance.py), so a value given for these would be ignored.
+# Without database.db_cache the data is all cached: no datafiles are read through a file system (nor
+# kept in its page cache) and there is no DBWR (sim/system.py, sim/db/instance.py), so a value given
+# for these would be ignored.
 DATAFILE_KEYS = (("database", "data_device"), ("database", "datafiles"), ("database", "datafile_size"),
                  ("database", "disk_asynch_io"), ("database", "dbwr_io_slaves"), ("database", "dbwr_max_writes"),
-                 ("os", "filesystem"))
+                 ("database", "log_checkpoint_timeout"), ("os", "filesystem"), ("os", "page_replacement"))
 
 
 def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:

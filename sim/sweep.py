@@ -46,7 +46,7 @@ import numpy as np
 from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_yaml
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
-from sim.scenario import Scenario, apply_overrides, resolve
+from sim.scenario import TOP_KEYS, Scenario, apply_overrides, resolve, setting_path
 
 # Runs whose figures enter the means and intervals: not a batch job cut off at max_time
 # ("timeout": its elapsed time is only a lower bound), nor a failed run.
@@ -161,9 +161,10 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
         raise OltpsimError(f"replications: got {replications}; expected at least 1")
     checked = []
     for settings in points:
-        data = apply_overrides(base, settings)
+        where = f"{source} [{_label(settings)}]" if settings else source
+        data = apply_overrides(base, settings, where)
         try:
-            checked.append((settings, data, resolve(data, f"{source} [{_label(settings)}]" if settings else source), ""))
+            checked.append((settings, data, resolve(data, where), ""))
         except OltpsimError as exc:
             checked.append((settings, data, None, str(exc)))
     _refuse_bad_input(checked)
@@ -180,11 +181,6 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
     return runs
 
 
-def _setting_path(key: str) -> str:
-    """A sweep setting as the key path errors name it: users -> params.users (as apply_overrides reads it)."""
-    return key if "." in key or key in ("profile", "workload", "name") else f"params.{key}"
-
-
 def _refuse_bad_input(checked: list[tuple]) -> None:
     """A value that fails at every point it appears in is bad input, not an outcome."""
     works, first_problem = set(), {}
@@ -197,7 +193,7 @@ def _refuse_bad_input(checked: list[tuple]) -> None:
     failing = [(k, v, problem) for (k, v), problem in first_problem.items() if (k, v) not in works]
     # blame the setting the problem names (users=8 and database.block_size=3 KB that only meet at one
     # point both fail everywhere; the problem is at database.block_size)
-    failing.sort(key=lambda t: f": {_setting_path(t[0])}" not in t[2])
+    failing.sort(key=lambda t: f": {setting_path(t[0])}" not in t[2])
     if failing:
         k, v, problem = failing[0]
         raise OltpsimError(f"{k}={json.loads(v)!r} makes no valid scenario at any point: {problem}")
@@ -261,7 +257,7 @@ def _row(run: Run, outcome: dict) -> dict:
     row: dict[str, Any] = {"point": run.point, "replication": run.replication, **run.settings}
     if run.scenario is not None:
         spec = _canonical(run.scenario)["scenario"]
-        for k in ("profile", "workload", "name"):
+        for k in TOP_KEYS:
             row[f"in.{k}"] = spec.pop(k)
         row["in.profile"] = run.scenario.profile.name
         for k, v in spec.items():

@@ -44,7 +44,8 @@ class System:
         self.dispatcher = Dispatcher(env, self.cpu, scenario.spec.os.quantum)
         swap = profile.memory.swap_device or next(reversed(profile.storage.disk_groups), None)
         self.vm = VirtualMemory(env, profile.memory, self.dispatcher, self.devices.get(swap), scenario.spec.os.bits,
-                                locks_shared_memory=profile.os == "solaris")
+                                locks_shared_memory=profile.os == "solaris",
+                                page_replacement=scenario.spec.os.page_replacement)
         db, os_spec = scenario.spec.database, scenario.spec.os
         self.datafiles = None
         if db.db_cache is not None:   # the data does not all fit: datafiles through a file system

@@ -299,7 +299,7 @@ def test_two_level_not_better_than_one_big_cache(alpha, c1, c2, method):
     assert h1 + h2 <= che_hit_ratio(r, c1 + c2) + 1e-9
 
 
-def _two_level_lru(p, c1, c2, requests, rng, group=None, fifo=False):
+def _two_level_cascade(p, c1, c2, requests, rng, group=None, fifo=False):
     """Exact cascade: an L1 LRU whose misses go to an L2 LRU (a miss fills both). With `group`,
     L2 caches groups (pages) of L1's items (blocks): item x lives in L2 unit group[x]. With
     `fifo`, an L2 hit leaves the unit where it is (L2 evicts in insertion order)."""
@@ -330,7 +330,7 @@ def _two_level_lru(p, c1, c2, requests, rng, group=None, fifo=False):
 
 @pytest.mark.parametrize("c1, c2", [(50, 200), (100, 800), (200, 200), (800, 800), (400, 100)])
 def test_two_level_vs_exact_cascade(c1, c2):
-    s1, s2 = _two_level_lru(ZIPF, c1, c2, REQUESTS, np.random.default_rng(7 + c1 + c2))
+    s1, s2 = _two_level_cascade(ZIPF, c1, c2, REQUESTS, np.random.default_rng(7 + c1 + c2))
     h1, h2 = che_two_level(ZIPF, c1, c2)
     # Brief's bound 0.03; the renewal form's largest error seen on Zipf loads is ~0.015.
     assert h1 == pytest.approx(s1, abs=0.03)
@@ -355,7 +355,7 @@ def test_paged_second_level_vs_exact_cascade(c1, c2):
     rng.shuffle(p)
     p /= p.sum()
     group = np.arange(p.size) // 4
-    _s1, s2 = _two_level_lru(p, c1, c2, 150_000, rng, group)
+    _s1, s2 = _two_level_cascade(p, c1, c2, 150_000, rng, group)
     h1, h2 = che_two_level_grouped(p, c1, c2, group)
     assert float(p @ ((1.0 - h1) * h2)) == pytest.approx(s2, abs=0.02)
     # groups of one item are che_two_level_hits exactly
@@ -374,7 +374,7 @@ def test_paged_fifo_second_level_vs_exact_cascade(c1, c2):
     rng.shuffle(p)
     p /= p.sum()
     group = np.arange(p.size) // 4
-    _s1, s2 = _two_level_lru(p, c1, c2, 150_000, rng, group, fifo=True)
+    _s1, s2 = _two_level_cascade(p, c1, c2, 150_000, rng, group, fifo=True)
     h1, h2 = che_two_level_grouped(p, c1, c2, group, policy="fifo")
     fifo = float(p @ ((1.0 - h1) * h2))
     assert fifo == pytest.approx(s2, abs=0.015)

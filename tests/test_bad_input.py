@@ -87,8 +87,6 @@ def _mutate(data: dict, path: tuple, value) -> dict:
     last = path[-1]
     if value is DELETE:
         del node[last]
-    elif last == UNKNOWN_KEY and isinstance(node, dict):
-        node[last] = value
     else:
         node[last] = value
     return out
@@ -402,31 +400,49 @@ def test_sweep_refuses_a_value_twice_and_blames_the_bad_setting():
 
 @pytest.mark.parametrize("key", ["hardware", "database", "os", "run", "params"])
 def test_a_section_set_as_one_value_is_refused_by_its_name(key):
-    with pytest.raises(OltpsimError) as info:
+    with pytest.raises(ConfigError) as info:
         scenario_mod.load(None, {"users": "8", key: "5"}, profile="t5220", workload="tpcc")
     msg = str(info.value)
-    assert msg.startswith(f"{key}: got '5', but {key} is a section") and "params." + key not in msg, msg
+    assert msg.startswith(f"<command line>: {key}: got '5', but {key} is a section"), msg
+    assert "params." + key not in msg, msg
+    assert info.value.path == key
 
 
 def test_a_dotted_key_into_a_workload_parameter_is_refused_not_merged():
     # --set mix.new_order=0.9 would otherwise become a one-type mix (the whole parameter replaced)
-    with pytest.raises(OltpsimError) as info:
+    with pytest.raises(ConfigError) as info:
         scenario_mod.load(None, {"mix.new_order": "0.9"}, profile="t5220", workload="tpcc")
     msg = str(info.value)
-    assert msg.startswith("mix.new_order: got '0.9', but mix is not a section") and "mix={new_order: 0.9" in msg, msg
+    assert msg.startswith("<command line>: mix.new_order: got '0.9', but mix is not a section"), msg
+    assert "mix={new_order: 0.9" in msg, msg
+    # where the same slip is given names that place: a sweep point, an experiment row
+    from sim import sweep as sw
+    from sim.experiments import ExperimentSpec, row_scenario_data
+
+    with pytest.raises(ConfigError, match=r"^base\.yaml \[mix\.new_order=0\.9\]: mix\.new_order: got 0\.9"):
+        sw.plan({"profile": "t5220", "workload": "tpcc"}, "base.yaml", [{"mix.new_order": 0.9}], 1)
+    exp = build(ExperimentSpec, {"id": "x.y", "title": "t", "source": "s", "scenario": {"profile": "t5220"},
+                                 "metrics": {}, "rows": [{"label": "r", "set": {"mix.new_order": 0.9}}]},
+                Source("x.yaml"))
+    with pytest.raises(ConfigError, match=r"^experiment x\.y \[r\]: mix\.new_order: got 0\.9"):
+        row_scenario_data(exp, exp.rows[0])
 
 
 @pytest.mark.parametrize("key, value", [("database.data_device", "internal"), ("database.datafiles", "8"),
                                         ("database.datafile_size", "2 GB"), ("database.disk_asynch_io", "false"),
                                         ("database.dbwr_io_slaves", "4"), ("database.dbwr_max_writes", "8"),
-                                        ("os.filesystem", "ufs_direct")])
+                                        ("database.log_checkpoint_timeout", "1800 s"),
+                                        ("os.filesystem", "ufs_direct"), ("os.page_replacement", "fifo")])
 def test_datafile_settings_without_a_buffer_cache_size_are_refused(key, value):
     _refused(key, "without database.db_cache", "would change nothing", **{"users": "8", key: value})
-    sc = scenario_mod.load(None, {"users": "8", key: value, "database.db_cache": "1 GB"}, profile="t5220",
-                           workload="tpcc")
-    assert sc.spec.database.db_cache == 2**30
+    # with a buffer cache size the same value is taken, and changes what the run is given
+    cached = {"users": "8", "database.db_cache": "1 GB"}
+    sc = scenario_mod.load(None, {**cached, key: value}, profile="t5220", workload="tpcc")
+    plain = scenario_mod.load(None, cached, profile="t5220", workload="tpcc")
+    assert sc.describe()[key] != plain.describe()[key], key
     # the default written out changes nothing: oltpsim settings lists it so
-    assert scenario_mod.load(None, {"users": "8", "database.datafiles": "59"}, profile="t5220", workload="tpcc")
+    sc = scenario_mod.load(None, {"users": "8", "database.datafiles": "59"}, profile="t5220", workload="tpcc")
+    assert sc.spec.database.datafiles == 59 and sc.spec.database.db_cache is None
 
 
 @pytest.mark.parametrize("workload, key, extra", [("slob", "schema_size", {"sessions": "4"}),

@@ -10,7 +10,7 @@ import simpy
 from sim import scenario
 from sim.analytic import lru_simulate
 from sim.config import ConfigError
-from sim.db.buffer_cache import BufferCache
+from sim.db.buffer_cache import BufferCache, Segment
 from sim.os.rwlock import RWLock as FileLock
 from sim.run import run
 from workloads import tpcc_blocks
@@ -339,3 +339,22 @@ def test_dbwr_max_writes_must_not_be_negative():
     with pytest.raises(ConfigError) as err:
         _ue(**{"database.dbwr_max_writes": -1})
     assert "database.dbwr_max_writes" in str(err.value)
+
+
+def test_the_page_cache_policy_reaches_both_level2_forms():
+    """os.page_replacement is passed down whether pages hold one block or several: level 1 (the
+    buffer cache) is the same LRU either way, and a FIFO page cache well above it finds fewer of
+    its misses than an LRU one (a hit does not keep a page); per block, it is
+    che_two_level_grouped with each block its own unit."""
+    from sim.analytic import che_two_level_grouped
+
+    rates = 1.0 / np.arange(1, 2001) ** 0.8
+    seg = Segment("t", rates, np.ones_like(rates))
+    for page_blocks in (1, 4):
+        lru = BufferCache([seg], 100.0, 800.0, page_blocks)
+        fifo = BufferCache([seg], 100.0, 800.0, page_blocks, "fifo")
+        assert fifo.odds["t"].miss == pytest.approx(lru.odds["t"].miss, rel=1e-9), page_blocks
+        assert fifo.odds["t"].os_hit < lru.odds["t"].os_hit - 0.005, page_blocks
+    h1, h2 = che_two_level_grouped(rates, 100.0, 800.0, np.arange(rates.size), policy="fifo")
+    expected = float(np.dot(rates * (1.0 - h1), h2) / np.dot(rates, 1.0 - h1))
+    assert BufferCache([seg], 100.0, 800.0, 1, "fifo").odds["t"].os_hit == pytest.approx(expected, rel=1e-9)

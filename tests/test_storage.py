@@ -155,3 +155,24 @@ def test_t5220_array_seek_curve_averages_to_the_data_sheet_seek():
     u = np.random.default_rng(1).random((200_000, 2))
     mean = np.mean([disk.seek_time(abs(a - b)) for a, b in u])
     assert mean == pytest.approx(spec.avg_seek, rel=0.01)
+
+
+def test_a_volume_holds_what_its_disk_group_spec_says_it_can():
+    """The capacity a profile's disk group is checked against (DiskGroupSpec.usable_capacity, which
+    refuses a larger volume_size) is the capacity the simulated Volume gets: one rule, data_disks."""
+    from sim import scenario
+    from sim.hardware.profile import profile_names
+    from sim.system import System
+
+    for name in profile_names():
+        sc = scenario.load(None, {"users": "8"}, profile=name, workload="tpcc")
+        devices = System(sc).devices
+        for gname in sc.profile.storage.disk_groups:
+            assert devices[gname].capacity == pytest.approx(sc.profile.storage.capacity(gname)), (name, gname)
+    # every layout, on t5220's array of 6 drives: 6, 5 (parity), 1 (mirror), 3 (ASM normal) drives' worth
+    key = "hardware.storage.disk_groups.array"
+    for layout, drives in (("stripe", 6), ("raid5", 5), ("mirror", 1), ("normal", 3)):
+        sc = scenario.load(None, {"users": "8", f"{key}.layout": layout}, profile="t5220", workload="tpcc")
+        group = sc.profile.storage.disk_groups["array"]
+        assert group.count == 6 and group.usable_capacity == drives * group.disk.capacity, layout
+        assert System(sc).devices["array"].capacity == group.usable_capacity, layout

@@ -210,3 +210,14 @@ def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     runs = sw.plan(BASE, "<test>", expected, replications=2)
     assert [r.scenario.spec.database.db_cache for r in runs] == [2**30, 2**31] * 2
     assert len({r.key for r in runs}) == 4
+
+
+def test_a_setting_names_one_key_path_for_overrides_and_sweep_blame():
+    """--set, --vary and points files read a key one way (sim/scenario.py setting_path): a plain key
+    is a workload parameter, the scenario's own keys and dotted paths stay as written."""
+    from sim.scenario import apply_overrides, setting_path
+
+    assert [setting_path(k) for k in ("users", "profile", "workload", "name", "database.db_cache")] == [
+        "params.users", "profile", "workload", "name", "database.db_cache"]
+    data = apply_overrides({}, {"users": "8", "name": "x", "database.db_cache": "1 GB"})
+    assert data == {"params": {"users": 8}, "name": "x", "database": {"db_cache": "1 GB"}}

@@ -22,14 +22,16 @@ MB = 1024.0 * 1024.0
 CALIBRATED_IO_RATE = 200.0 * MB     # Oracle 11.2.0.2 default max_pmbps when I/O calibration has not run
 
 
-def device_checker(*keys: str):
-    """A check_scenario for workloads whose params name storage devices under `keys`."""
+def device_checker(*keys: str, whole_blocks: tuple[str, ...] = ()):
+    """A check_scenario for workloads whose params name storage devices under `keys` and give
+    I/O sizes that must be whole database blocks under `whole_blocks` (check_whole_blocks)."""
     def check_scenario(spec, profile, params, src) -> None:
         names = profile.storage.device_names()
         for key in keys:
             if getattr(params, key) not in names:
                 raise src.at("params").at(key).bad(getattr(params, key),
                                                    "one of the profile's devices: " + ", ".join(names))
+        check_whole_blocks(spec, params, src, *whole_blocks)
     return check_scenario
 
 
@@ -42,7 +44,8 @@ def check_whole_blocks(spec, params, src, *keys: str) -> None:
         if size % block:
             raise src.at("params").at(key).bad(
                 format_quantity(size, "size"), f"a whole number of database blocks (database.block_size: "
-                f"{format_quantity(block, 'size')}), e.g. {format_quantity(block * max(1, round(size / block)), 'size')}")
+                f"{format_quantity(block, 'size')}), e.g. "
+                f"{format_quantity(block * max(1, round(size / block)), 'size')}")
 
 
 class BatchWorkload:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from sim.config import param
 from sim.db.instance import BLOCK_SIZES
 from sim.db.px import PxStatement
-from workloads.batch import MB, ParallelStatement, StatementParams, check_whole_blocks, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
 
 ROW_BYTES = 700.0
 KEY_BYTES = 60.0
@@ -52,12 +52,7 @@ class Params(StatementParams):
                               positive=True)
 
 
-_check_devices = device_checker("table_device", "index_device")
-
-
-def check_scenario(spec, profile, params, src) -> None:
-    _check_devices(spec, profile, params, src)
-    check_whole_blocks(spec, params, src, "write_size")
+check_scenario = device_checker("table_device", "index_device", whole_blocks=("write_size",))
 
 
 class Workload(ParallelStatement):

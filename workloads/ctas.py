@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from sim.config import param
 from sim.db.px import PxStatement
-from workloads.batch import MB, ParallelStatement, StatementParams, check_whole_blocks, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
 
 INSTRUCTIONS_PER_MB = 6e6
 PRODUCER_SHARE = 1.0 / 3.0
@@ -45,12 +45,7 @@ class Params(StatementParams):
                                    default=None)
 
 
-_check_devices = device_checker("source_device", "target_device")
-
-
-def check_scenario(spec, profile, params, src) -> None:
-    _check_devices(spec, profile, params, src)
-    check_whole_blocks(spec, params, src, "read_size")
+check_scenario = device_checker("source_device", "target_device", whole_blocks=("read_size",))
 
 
 class _Cached:

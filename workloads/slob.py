@@ -72,22 +72,15 @@ def data_device(profile, name: str | None) -> str:
     return next(iter(profile.storage.flash_arrays), None) or profile.storage.device_names()[0]
 
 
-def device_capacity(profile, name: str) -> float:
-    """What a storage device holds: a flash array's usable capacity, a disk group's volume."""
-    if name in profile.storage.flash_arrays:
-        return profile.storage.flash_arrays[name].capacity
-    group = profile.storage.disk_groups[name]
-    return group.volume_size or group.usable_capacity
-
-
 def check_fits(spec, profile, device: str | None, size: float, key: str, src: Source) -> None:
     """Data larger than the device that holds it cannot be created: refused, not run."""
     name = data_device(profile, device)
-    if size > device_capacity(profile, name):
+    capacity = profile.storage.capacity(name)
+    if size > capacity:
         default = "" if key in spec.params else f" (the default: give a smaller {key})"
         raise src.at("params").at(key).bad(
             format_quantity(size, "size"), f"at most the capacity of device {name!r} that holds it, "
-            f"{format_quantity(device_capacity(profile, name), 'size')}{default}")
+            f"{format_quantity(capacity, 'size')}{default}")
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:

@@ -190,7 +190,8 @@ class Workload:
 
     def _checkpoint_pace(self):
         """Every PACE_WINDOW, the throughput of the window just gone sets how many transactions
-        the checkpoint timeout spans (before the first window: none, no checkpoint writes)."""
+        the checkpoint timeout spans (before the first window ends the timeout adds no writes;
+        log-switch checkpoint writes, with sized logs, apply from the start)."""
         last = self.finished
         while True:
             yield self.env.timeout(PACE_WINDOW)
@@ -316,7 +317,7 @@ class _IoPlan:
         os_blocks = self.vm.page_cache_size() / db.block_size if system.datafiles.path.caches else 0.0
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
         self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks, system.datafiles.page_blocks,
-                                 system.scenario.spec.os.page_replacement)
+                                 self.vm.page_replacement)
         odds = self.cache.odds
         # the rows inserted go to the insert point of their tables: one file (their last extent)
         self.layout = DatafileLayout(db.datafiles, db.datafile_size,

@@ -5,7 +5,9 @@ often it is touched per transaction, and what share of the touches change it. Th
 (and, below it, the OS page cache when the file system caches) is solved once per run:
 
 - level-1 hit probability per block by Che (`sim.analytic.che_two_level_hits`), and the
-  level-2 hit probability of a level-1 miss by the renewal form of the two-level model;
+  level-2 hit probability of a level-1 miss by the renewal form of the two-level model, with
+  the page cache replacing pages as the OS does (`os_policy`: "lru", or "fifo" for Solaris 7,
+  sim/os/vm.py; `sim.analytic.che_two_level_grouped`);
 - the dirty blocks DBWR must write per transaction: a block stays for a residency of K
   touches (geometric, mean 1 / P(miss)) and is written at eviction if any touch changed it,
   P(clean) = p (1 - u) / (1 - (1 - p)(1 - u)) with p = P(miss), u = update share;
@@ -65,7 +67,8 @@ class SegmentOdds:
 
 class BufferCache:
     """Hit and write figures for every segment, for a cache of `blocks` buffers over an OS
-    cache of `os_blocks` (0: the file system does not cache)."""
+    cache of `os_blocks` (0: the file system does not cache) that replaces its pages by
+    `os_policy` ("lru" or "fifo": os.page_replacement)."""
 
     def __init__(self, segments: list[Segment], blocks: float, os_blocks: float = 0.0, page_blocks: int = 1,
                  os_policy: str = "lru"):

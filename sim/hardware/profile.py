@@ -150,11 +150,16 @@ class DiskGroupSpec:
 
     @property
     def usable_capacity(self) -> float:
-        """What the volume can hold: the drives' capacity less parity (raid5) or the mirror copies
-        (mirror: one drive's worth; normal: half), as sim/hardware/storage.py's Volume counts it."""
-        data_disks = {"raid5": max(1, self.count - 1), "mirror": 1, "normal": self.count / 2}.get(
-            self.layout, self.count)
-        return data_disks * self.disk.capacity
+        """What the volume can hold: the drives' capacity less parity or mirror copies (data_disks)."""
+        return data_disks(self.layout, self.count) * self.disk.capacity
+
+
+def data_disks(layout: str, count: int) -> float:
+    """Drives' worth of data a group of `count` drives holds in `layout`: all of them striped, one
+    less for raid5's parity (one, at least), one for a mirror, half for ASM normal redundancy.
+    The one rule for a group's capacity: DiskGroupSpec.usable_capacity and sim/hardware/storage.py's
+    Volume both count with it."""
+    return {"raid5": max(1, count - 1), "mirror": 1, "normal": count / 2}.get(layout, count)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +195,14 @@ class StorageSpec:
 
     def device_names(self) -> list[str]:
         return [*self.disk_groups, *self.flash_arrays]
+
+    def capacity(self, name: str) -> float:
+        """What device `name` holds: a flash array's usable capacity; a disk group's volume_size,
+        else all its drives hold (DiskGroupSpec.usable_capacity), as the simulated Volume gets."""
+        if name in self.flash_arrays:
+            return self.flash_arrays[name].capacity
+        group = self.disk_groups[name]
+        return group.volume_size or group.usable_capacity
 
 
 @dataclass(frozen=True, kw_only=True)

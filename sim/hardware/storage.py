@@ -14,7 +14,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
-from sim.hardware.profile import DiskSpec
+from sim.hardware.profile import DiskSpec, data_disks
 from sim.hardware.write_cache import WriteBackCache
 from sim.metrics import Level, Tally
 
@@ -217,12 +217,7 @@ class Volume:
         self.env, self.name, self.disks, self.rng = env, name, disks, rng
         self.layout, self.stripe_unit = layout, stripe_unit
         self.controllers = controllers or []
-        data_disks = len(disks) - 1 if layout == "raid5" and len(disks) > 1 else len(disks)
-        if layout == "mirror":
-            data_disks = 1
-        elif layout == "normal":
-            data_disks = len(disks) / 2
-        full = data_disks * disks[0].spec.capacity
+        full = data_disks(layout, len(disks)) * disks[0].spec.capacity
         self.capacity = min(size, full) if size else full
         band = self.capacity / full
         for d in disks:

@@ -33,8 +33,9 @@ the front one, and a whole turn takes one to one and a half hours. A cached page
 referenced about once in 7-20 minutes, so nearly every page is freed when the back hand
 reaches it, whatever its hits: the replacement is in effect first in, first out, with a second
 chance only for pages referenced within that short gap (an exact simulation of the clock on
-this workload, veritas.io_config_by_sga round 9, is within 0.003 of FIFO). Freed pages keep their identity on the cache list until reused (also in FIFO
-order), which adds only the free reserve (lotsfree, 1/64 of memory) to the residence.
+this workload, veritas.io_config_by_sga round 9, is within 0.003 of FIFO). Freed pages keep
+their identity on the cache list until reused (also in FIFO order), which adds only the free
+reserve (lotsfree, 1/64 of memory) to the residence.
 
 The OS keeps a reserve free for its page scanner (Solaris `lotsfree`, physmem/64; Linux keeps a
 comparable min_free), so the page cache never gets that part. The SGA is locked (intimate shared
@@ -54,8 +55,9 @@ FREE_RESERVE_SHARE = 1.0 / 64.0   # Solaris lotsfree default: physmem / 64
 
 class VirtualMemory:
     def __init__(self, env, spec, dispatcher=None, swap_device=None, kernel_bits: int = 32,
-                 locks_shared_memory: bool = False):
+                 locks_shared_memory: bool = False, page_replacement: str = "lru"):
         self.env, self.spec = env, spec
+        self.page_replacement = page_replacement   # which pages the page cache keeps: "lru" or "fifo" (above)
         # Solaris maps the SGA as intimate shared memory: allocated and locked whole at startup.
         # Linux SysV shared memory gets its pages on first touch.
         self.locks_shared_memory = locks_shared_memory
