@@ -69,7 +69,9 @@ def parse_vary(items: Iterable[str]) -> dict[str, list]:
         values = parse_scalar(text) if text.startswith("[") else [parse_scalar(v.strip()) for v in text.split(",")]
         if not isinstance(values, list) or not values or any(v is None for v in values):
             raise OltpsimError(f"--vary {item!r}: expected a comma-separated list of values, none of them empty")
-        seen = [json.dumps(v, sort_keys=True, default=str) for v in values]
+        # 8 and 8.0 are one value (as a setting they run the same point)
+        seen = [json.dumps(int(v) if isinstance(v, float) and v.is_integer() else v, sort_keys=True, default=str)
+                for v in values]
         twice = next((v for v, t in zip(values, seen) if seen.count(t) > 1), None)
         if twice is not None:   # the same point twice: a slip, and it would run twice over
             raise OltpsimError(f"--vary {key}: value {twice!r} given twice; expected each value once")

@@ -273,6 +273,12 @@ def test_32k_blocks_need_a_64_bit_os():
     _refused("database.block_size", "'32 KB'", "at most 16 KB", **sets, **{"database.block_size": "32 KB"})
     sc = scenario_mod.load(None, {**sets, "database.block_size": "16 KB"}, profile="t5220", workload="tpcc")
     assert sc.spec.database.block_size == 16384
+    # a tablespace's own block size (create_index read_size) has the same limit
+    _refused("params.read_size", "'32 KB'", "at most 16 KB", workload="create_index",
+             **{"os.bits": "32", "database.oracle_bits": "32", "read_size": "32 KB"})
+    sc = scenario_mod.load(None, {"os.bits": "32", "database.oracle_bits": "32", "read_size": "16 KB"},
+                           profile="t5220", workload="create_index")
+    assert sc.params.read_size == 16384
 
 
 def test_io_sizes_of_parallel_statements_are_whole_blocks():
@@ -392,6 +398,8 @@ def test_sweep_refuses_a_value_twice_and_blames_the_bad_setting():
 
     with pytest.raises(OltpsimError, match=r"--vary users: value 8 given twice"):
         sw.parse_vary(["users=8,16,8"])
+    with pytest.raises(OltpsimError, match=r"--vary users: value 8 given twice"):   # 8.0 runs as 8
+        sw.parse_vary(["users=8,16,8.0"])
     points = [{"users": 8, "database.block_size": "3 KB"}, {"users": 16, "database.block_size": "8 KB"}]
     with pytest.raises(OltpsimError) as info:
         sw.plan({"profile": "t5220", "workload": "tpcc"}, "<scenario>", points, 1)

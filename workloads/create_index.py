@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 from sim.config import param
 from sim.db.instance import BLOCK_SIZES
+from sim.scenario import MAX_BLOCK_SIZE_32
+from sim.units import format_quantity
 from sim.db.px import PxStatement
 from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
 
@@ -52,7 +54,15 @@ class Params(StatementParams):
                               positive=True)
 
 
-check_scenario = device_checker("table_device", "index_device", whole_blocks=("write_size",))
+_check_devices = device_checker("table_device", "index_device", whole_blocks=("write_size",))
+
+
+def check_scenario(spec, profile, params, src) -> None:
+    _check_devices(spec, profile, params, src)
+    if spec.os.bits == 32 and params.read_size > MAX_BLOCK_SIZE_32:   # a tablespace block, as database.block_size
+        raise src.at("params").at("read_size").bad(format_quantity(params.read_size, "size"),
+                                                   "at most 16 KB on a 32-bit operating system (os.bits: 32), "
+                                                   "as Oracle allows for any block size")
 
 
 class Workload(ParallelStatement):
