@@ -281,6 +281,16 @@ def test_32k_blocks_need_a_64_bit_os():
     assert sc.params.read_size == 16384
 
 
+def test_a_tpcc_database_larger_than_its_data_device_is_refused():
+    # 100,000 warehouses (~7.3 TB in 8 KB blocks) on the T5220's 1.1 TB internal drives ran before
+    _refused("params.warehouses", "100000", "fits on device 'internal'", "the device holds",
+             **{"users": "8", "warehouses": "100000", "database.db_cache": "1 GB"})
+    _refused("params.users", "1000000", "100000 warehouses", **{"users": "1000000", "database.db_cache": "1 GB"})
+    sc = scenario_mod.load(None, {"users": "8", "warehouses": "1000", "database.db_cache": "1 GB"}, profile="t5220",
+                           workload="tpcc")
+    assert sc.params.warehouses == 1000
+
+
 def test_io_sizes_of_parallel_statements_are_whole_blocks():
     _refused("params.read_size", "'3 KB'", "one of 2 KB", workload="create_index", read_size="3 KB")
     _refused("params.write_size", "'1001 KB'", "whole number of database blocks", "8 KB", workload="create_index",

@@ -58,9 +58,11 @@ import numpy as np
 
 from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
+from sim.db.instance import data_device
 from sim.db.layout import DatafileLayout
 from sim.metrics import Tally
 from sim.randomness import Draws
+from sim.units import format_quantity
 from workloads import tpcc_blocks
 
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -401,11 +403,22 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             params.users, f"at most 10 terminals per warehouse with TPC-C keying and think times "
                           f"({10 * params.warehouses} for {params.warehouses} warehouses)")
     db = spec.database
-    if db.datafile_size is not None and db.db_cache is not None:
+    if db.db_cache is None:
+        return   # all cached: no datafiles in the model
+    mix = {t: params.mix.get(t, 0.0) for t in TYPES}
+    warehouses = params.warehouses or max(1, params.users // 10)   # as the workload sizes it
+    segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
+    # the database must fit on the device that holds its datafiles (100,000 warehouses ran on a 438 GB array)
+    size, name = sum(s.blocks for s in segs) * db.block_size, data_device(db, profile.storage.device_names())
+    if size > profile.storage.capacity(name):
+        key = "warehouses" if params.warehouses is not None else "users"   # users: warehouses = users / 10
+        raise src.at("params").at(key).bad(
+            getattr(params, key), f"a database that fits on device {name!r}: {warehouses} warehouses of "
+            f"{format_quantity(db.block_size, 'size')} blocks are {format_quantity(size, 'size')}, the device holds "
+            f"{format_quantity(profile.storage.capacity(name), 'size')}")
+    if db.datafile_size is not None:
         # a tablespace per table and index, plus the insert point (as _IoPlan lays them out)
-        mix = {t: params.mix.get(t, 0.0) for t in TYPES}
-        need = len(tpcc_blocks.segments(params.warehouses or 1, db.block_size, mix, LOGICAL_READS,
-                                        params.hash_clusters)) + 1
+        need = len(segs) + 1
         if db.datafiles < need:
             raise src.at("database").at("datafiles").bad(
                 db.datafiles, f"at least {need} with datafile_size set: one tablespace per TPC-C table "
