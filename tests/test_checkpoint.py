@@ -11,7 +11,7 @@ import simpy
 
 from sim import scenario
 from sim.db.buffer_cache import BufferCache, Segment
-from sim.db.checkpoint import LogSwitchCheckpoints
+from sim.db.checkpoint import PACE_WINDOW, CachedBlockCheckpoints, LogSwitchCheckpoints
 from sim.metrics import WaitEvents
 from sim.run import run
 
@@ -62,6 +62,39 @@ def test_checkpoint_writes_absorb_repeated_changes():
     expected = ((1 - np.exp(-0.001 * n)) + (1 - np.exp(-1.0 * n))) / n
     assert cache.checkpoint_writes(n)["t"] == pytest.approx(expected, rel=1e-3)
     assert cache.checkpoint_writes(10 * n)["t"] < cache.checkpoint_writes(n)["t"]   # longer logs, fewer writes
+
+
+def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
+    """Logs of 1000 bytes at 10 bytes a transaction: a switch every 100 transactions, from the
+    start. A 2-s timeout at 50 transactions a second spans 100 transactions: its writes come only
+    once a PACE_WINDOW has measured the throughput, and the larger of the two regimes per
+    segment stands (the timeout writes fewer than switches every as many transactions)."""
+    seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
+    cache = BufferCache([seg], 10.0)
+    assert CachedBlockCheckpoints(cache, None, 10.0, None).log_switch == {}
+    assert CachedBlockCheckpoints(cache, 1000.0, 0.0, None).log_switch == {}        # no redo: no switch
+    assert CachedBlockCheckpoints(cache, 1000.0, 10.0, None).at_throughput(50.0) is None
+    ck = CachedBlockCheckpoints(cache, 1000.0, 10.0, 2.0)
+    assert ck.log_switch["t"] == pytest.approx(cache.checkpoint_writes(100.0)["t"])
+    assert ck.at_throughput(0.0) is None
+    assert ck.at_throughput(50.0)["t"] == pytest.approx(cache.checkpoint_writes(100.0)["t"])   # max(): switches
+    no_logs = CachedBlockCheckpoints(cache, None, 10.0, 2.0)
+    assert no_logs.at_throughput(50.0)["t"] == pytest.approx(cache.timeout_writes(100.0)["t"])
+
+    env = simpy.Environment()
+    count = {"n": 0}
+
+    def transactions():          # 50 a second
+        while True:
+            yield env.timeout(0.02)
+            count["n"] += 1
+    applied = []
+    env.process(transactions())
+    env.process(no_logs.pace(env, lambda: count["n"], lambda w: applied.append((env.now, w["t"]))))
+    env.run(until=2.5 * PACE_WINDOW)
+    assert [t for t, _ in applied] == [PACE_WINDOW, 2 * PACE_WINDOW]
+    for _, w in applied:
+        assert w == pytest.approx(cache.timeout_writes(2.0 * 50.0)["t"], rel=0.02)
 
 
 def _cached_opteron(profile="opteron-4way", **db):

@@ -58,6 +58,7 @@ import numpy as np
 
 from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
+from sim.db.checkpoint import CachedBlockCheckpoints
 from sim.db.instance import data_device
 from sim.db.layout import DatafileLayout
 from sim.metrics import Tally
@@ -78,8 +79,6 @@ LOGICAL_READS = {"new_order": 104.0, "payment": 16.0, "order_status": 16.0, "del
 BLOCK_CHANGES = {"new_order": 35.0, "payment": 5.0, "order_status": 0.0, "delivery": 140.0, "stock_level": 0.0}
 REDO_BYTES = {"new_order": 6000.0, "payment": 1200.0, "order_status": 0.0, "delivery": 15000.0, "stock_level": 0.0}
 
-PACE_WINDOW = 5.0   # s: a checkpoint timeout's span is re-estimated from each 5 s of throughput (a choice:
-                    # long enough for a few hundred transactions, short against a 20-s warm-up)
 INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
 MPKI_REF = 10.2                    # fitted: tseries.oltp_users, 64 users
 SYSCALL_SHARE = 0.09              # fitted: tseries.oltp_users, 64 users, sys column
@@ -181,24 +180,14 @@ class Workload:
         return None
 
     def start(self) -> None:
-        if self.io is not None and self.io.timeout is not None:
-            self.env.process(self._checkpoint_pace())
+        if self.io is not None and self.io.checkpoints.timeout is not None:
+            self.env.process(self.io.checkpoints.pace(self.env, lambda: self.finished, self.io.set_dirty))
         if self.pooled:
             for _ in range(self.params.users):
                 self.env.process(self._terminal(None))
         else:
             for session in self.sessions:
                 self.env.process(self._terminal(session))
-
-    def _checkpoint_pace(self):
-        """Every PACE_WINDOW, the throughput of the window just gone sets how many transactions
-        the checkpoint timeout spans (before the first window ends the timeout adds no writes;
-        log-switch checkpoint writes, with sized logs, apply from the start)."""
-        last = self.finished
-        while True:
-            yield self.env.timeout(PACE_WINDOW)
-            self.io.set_throughput((self.finished - last) / PACE_WINDOW)
-            last = self.finished
 
     def _acquire(self):
         ev = self.env.event()
@@ -329,14 +318,11 @@ class _IoPlan:
         # dirty blocks per transaction of each type: a segment's writes shared by its updaters
         total = sum(mix.values())
         self._mix, self._block_size = {t: mix[t] / total for t in TYPES}, db.block_size
-        # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
+        # checkpoints write the changed blocks that stay cached (sim/db/checkpoint.py): the
+        # workload supplies its mean redo per transaction, and (Workload.start) its throughput
         redo = sum(mix[t] / total * REDO_BYTES[t] for t in TYPES)
-        self.log_checkpoint = (self.cache.checkpoint_writes(db.redo_log_size / redo)
-                               if db.redo_log_size is not None and redo > 0.0 else {})
-        # with a checkpoint timeout, the cached blocks changed are written within it: how many
-        # transactions that is follows the run's own throughput (set_throughput)
-        self.timeout = db.log_checkpoint_timeout
-        self._set_dirty(self.log_checkpoint)
+        self.checkpoints = CachedBlockCheckpoints(self.cache, db.redo_log_size, redo, db.log_checkpoint_timeout)
+        self.set_dirty(self.checkpoints.log_switch)
         # the page of an evicted dirty block may have left the page cache; appended blocks' pages
         # were filled by the blocks written just before them (cached)
         evicted = {seg: odds[seg].writes_per_tx for seg in tpcc_blocks.UPDATES}
@@ -347,7 +333,7 @@ class _IoPlan:
                 (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended) / written)
         self.os_hits = 0
 
-    def _set_dirty(self, checkpoint: dict[str, float]) -> None:
+    def set_dirty(self, checkpoint: dict[str, float]) -> None:
         """Blocks left for DBWR per transaction of each type, and by segment: evicted dirty
         blocks, inserts, and the checkpoint writes of blocks that stay cached."""
         mix, odds = self._mix, self.cache.odds
@@ -360,14 +346,6 @@ class _IoPlan:
             for t, n in per.items():
                 self.dirty[t] += writes * n / weight if weight else 0.0
                 self.dirty_parts[t].append((writes * n / weight if weight else 0.0, self.layout.of(seg)))
-
-    def set_throughput(self, per_s: float) -> None:
-        """With a checkpoint timeout: the transactions it spans at `per_s` a second set the
-        checkpoint writes (a block is written at the sooner of the timeout and a log switch)."""
-        if self.timeout is None or per_s <= 0.0:
-            return
-        timed = self.cache.timeout_writes(self.timeout * per_s)
-        self._set_dirty({seg: max(w, self.log_checkpoint.get(seg, 0.0)) for seg, w in timed.items()})
 
     def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[tuple[bool, tuple | None]]:
         """The physical reads of one transaction: whether the OS page cache has the block, and

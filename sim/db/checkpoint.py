@@ -11,11 +11,20 @@ is held to DBWR's write rate once checkpoints fall behind.
 DBWR writes the blocks handed to it in order, so "the checkpoint of switch s is complete"
 is "DBWR has written as many blocks as had been dirtied at switch s": two counters and a
 short list of marks, O(1) per log write.
+
+A block that stays in the buffer cache is written only by checkpoints: `CachedBlockCheckpoints`
+turns the two regimes (a checkpoint at every log switch; log_checkpoint_timeout) into writes
+per transaction of such blocks, per segment of a workload's buffer cache (sim/db/buffer_cache.py),
+the timeout's span paced by the run's own measured throughput.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from typing import Callable
+
+PACE_WINDOW = 5.0   # s: a checkpoint timeout's span is re-estimated from each 5 s of throughput (a choice:
+                    # long enough for a few hundred transactions, short against a 20-s warm-up)
 
 
 class LogSwitchCheckpoints:
@@ -41,3 +50,44 @@ class LogSwitchCheckpoints:
             start = self.env.now
             yield from self.dbwr.wait_written(target)
             self.waits.add("log file switch (checkpoint incomplete)", self.env.now - start)
+
+
+class CachedBlockCheckpoints:
+    """Writes per transaction, per segment, of changed blocks that stay cached, under the
+    checkpoint regimes a database sets: a checkpoint at every log switch (`redo_log_size`, with
+    the workload's mean `redo_per_tx` bytes a transaction: one every redo_log_size / redo_per_tx
+    transactions) and/or `timeout` (log_checkpoint_timeout, s: how many transactions it spans
+    follows the throughput, `at_throughput` and `pace`). `cache` is the workload's BufferCache."""
+
+    def __init__(self, cache, redo_log_size: float | None, redo_per_tx: float, timeout: float | None):
+        self.cache, self.timeout = cache, timeout
+        # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
+        self.log_switch: dict[str, float] = (cache.checkpoint_writes(redo_log_size / redo_per_tx)
+                                             if redo_log_size is not None and redo_per_tx > 0.0 else {})
+
+    def at_throughput(self, per_s: float) -> dict[str, float] | None:
+        """With a timeout, the writes per transaction per segment at `per_s` transactions a second
+        (None without a timeout or without throughput: the log-switch writes stand).
+
+        With both regimes a changed block is written at the sooner of the timeout and the next
+        log switch. That is not computed: per segment, the larger of the two regimes' write rates
+        stands in for it. It is an approximation, not exact: taking the sooner of two deadlines
+        shortens a block's renewal cycle below either regime's alone, so the combined rate is
+        generally above the larger of the two; and the larger is taken per segment, not per block."""
+        if self.timeout is None or per_s <= 0.0:
+            return None
+        timed = self.cache.timeout_writes(self.timeout * per_s)
+        return {seg: max(w, self.log_switch.get(seg, 0.0)) for seg, w in timed.items()}
+
+    def pace(self, env, finished: Callable[[], int], apply: Callable[[dict[str, float]], None]):
+        """Process: every PACE_WINDOW, the throughput of the window just gone (from `finished()`,
+        the workload's count of transactions since the start) sets how many transactions the
+        timeout spans, and `apply` gets the writes per transaction per segment (before the first
+        window ends the timeout adds no writes; log-switch writes apply from the start)."""
+        last = finished()
+        while True:
+            yield env.timeout(PACE_WINDOW)
+            writes = self.at_throughput((finished() - last) / PACE_WINDOW)
+            if writes is not None:
+                apply(writes)
+            last = finished()
