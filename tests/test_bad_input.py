@@ -291,6 +291,14 @@ def test_a_tpcc_database_larger_than_its_data_device_is_refused():
     assert sc.params.warehouses == 1000
 
 
+@pytest.mark.parametrize("workload, key, value, device", [
+    ("create_index", "table_size", "2 TB", "'array'"), ("ctas", "table_size", "2 TB", "'array'"),
+    ("sqlldr", "data_size", "5 TB", "'internal'"), ("rman", "datafiles_mb", "[600000]", "'array'")])
+def test_a_batch_job_whose_data_does_not_fit_its_device_is_refused(workload, key, value, device):
+    sets = {"channels": "1"} if workload == "rman" else {}
+    _refused(f"params.{key}", f"capacity of device {device}", workload=workload, **sets, **{key: value})
+
+
 def test_io_sizes_of_parallel_statements_are_whole_blocks():
     _refused("params.read_size", "'3 KB'", "one of 2 KB", workload="create_index", read_size="3 KB")
     _refused("params.write_size", "'1001 KB'", "whole number of database blocks", "8 KB", workload="create_index",

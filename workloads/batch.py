@@ -22,9 +22,10 @@ MB = 1024.0 * 1024.0
 CALIBRATED_IO_RATE = 200.0 * MB     # Oracle 11.2.0.2 default max_pmbps when I/O calibration has not run
 
 
-def device_checker(*keys: str, whole_blocks: tuple[str, ...] = ()):
-    """A check_scenario for workloads whose params name storage devices under `keys` and give
-    I/O sizes that must be whole database blocks under `whole_blocks` (check_whole_blocks)."""
+def device_checker(*keys: str, whole_blocks: tuple[str, ...] = (), fits: tuple[tuple[str, str], ...] = ()):
+    """A check_scenario for workloads whose params name storage devices under `keys`, give I/O
+    sizes that must be whole database blocks under `whole_blocks` (check_whole_blocks), and
+    sizes of data that must fit on a device: `fits` pairs (size key, device key)."""
     def check_scenario(spec, profile, params, src) -> None:
         names = profile.storage.device_names()
         for key in keys:
@@ -32,7 +33,20 @@ def device_checker(*keys: str, whole_blocks: tuple[str, ...] = ()):
                 raise src.at("params").at(key).bad(getattr(params, key),
                                                    "one of the profile's devices: " + ", ".join(names))
         check_whole_blocks(spec, params, src, *whole_blocks)
+        for size_key, device_key in fits:
+            check_fits(spec, profile, src, size_key, getattr(params, size_key), getattr(params, device_key))
     return check_scenario
+
+
+def check_fits(spec, profile, src, key: str, size: float, device: str) -> None:
+    """Data larger than the device that holds it cannot be created (a 1 TB table on a 438 GB array
+    would otherwise run): refused, naming the size, the device and what it holds."""
+    capacity = profile.storage.capacity(device)
+    if size > capacity:
+        default = "" if key in spec.params else f" (the default: give a smaller {key})"
+        raise src.at("params").at(key).bad(
+            format_quantity(size, "size"), f"at most the capacity of device {device!r} that holds it, "
+            f"{format_quantity(capacity, 'size')}{default}")
 
 
 def check_whole_blocks(spec, params, src, *keys: str) -> None:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from sim.config import Source, param
 from sim.db.physical_io import BatchReader
-from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, check_fits, data_device, io_report
+from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, check_data_fits, data_device, io_report
 from workloads.tpcc import run_server_code
 
 KNEE_GAIN = 0.05
@@ -60,7 +60,7 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     names = profile.storage.device_names()
     if params.device is not None and params.device not in names:
         raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
-    check_fits(spec, profile, params.device, params.database_size, "database_size", src)
+    check_data_fits(spec, profile, params.device, params.database_size, "database_size", src)
 
 
 class Workload:

@@ -54,7 +54,8 @@ class Params(StatementParams):
                               positive=True)
 
 
-_check_devices = device_checker("table_device", "index_device", whole_blocks=("write_size",))
+_check_devices = device_checker("table_device", "index_device", whole_blocks=("write_size",),
+                                fits=(("table_size", "table_device"),))
 
 
 def check_scenario(spec, profile, params, src) -> None:

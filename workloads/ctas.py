@@ -45,7 +45,8 @@ class Params(StatementParams):
                                    default=None)
 
 
-check_scenario = device_checker("source_device", "target_device", whole_blocks=("read_size",))
+check_scenario = device_checker("source_device", "target_device", whole_blocks=("read_size",),
+                                fits=(("table_size", "source_device"),))
 
 
 class _Cached:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
-from workloads.batch import MB, BatchWorkload, device_checker
+from workloads.batch import MB, BatchWorkload, check_fits, device_checker
 
 # MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
 DATAFILES_MB = (420.0, 360.0, 150.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 18.0, 15.0, 15.0, 30.0,
@@ -68,7 +68,12 @@ class Params:
             raise src.at("datafiles_mb").bad(self.datafiles_mb, "a list of sizes in MB, each > 0")
 
 
-check_scenario = device_checker("datafile_device", "backup_device")
+_check_devices = device_checker("datafile_device", "backup_device")
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    _check_devices(spec, profile, params, src)
+    check_fits(spec, profile, src, "datafiles_mb", sum(params.datafiles_mb) * MB, params.datafile_device)
 
 
 def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tuple[int, float, float]]:

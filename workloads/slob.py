@@ -36,7 +36,7 @@ from sim.config import Source, param
 from sim.db.latches import (CBC_INSTRUCTIONS, CYCLES_PER_SPIN, LINES_PER_GET, LRU_INSTRUCTIONS, SPIN_COUNT,
                             LatchFamily, cbc_children, line_transfer, lru_children)
 from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
-from sim.units import format_quantity
+from workloads.batch import check_fits
 from workloads.tpcc import run_server_code
 
 SQL_INSTRUCTIONS = 55_500.0       # fitted: haswell.slob_sga_vs_pga, direct-path row
@@ -72,22 +72,16 @@ def data_device(profile, name: str | None) -> str:
     return next(iter(profile.storage.flash_arrays), None) or profile.storage.device_names()[0]
 
 
-def check_fits(spec, profile, device: str | None, size: float, key: str, src: Source) -> None:
-    """Data larger than the device that holds it cannot be created: refused, not run."""
-    name = data_device(profile, device)
-    capacity = profile.storage.capacity(name)
-    if size > capacity:
-        default = "" if key in spec.params else f" (the default: give a smaller {key})"
-        raise src.at("params").at(key).bad(
-            format_quantity(size, "size"), f"at most the capacity of device {name!r} that holds it, "
-            f"{format_quantity(capacity, 'size')}{default}")
+def check_data_fits(spec, profile, device: str | None, size: float, key: str, src: Source) -> None:
+    """The schema on its device (data_device: the default one if not given) must fit there."""
+    check_fits(spec, profile, src, key, size, data_device(profile, device))
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     names = profile.storage.device_names()
     if params.device is not None and params.device not in names:
         raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
-    check_fits(spec, profile, params.device, params.schema_size, "schema_size", src)
+    check_data_fits(spec, profile, params.device, params.schema_size, "schema_size", src)
     if params.read_path == "sga" and params.direct_io_slots != Params.direct_io_slots:   # and nothing would use it
         raise src.at("params").at("direct_io_slots").bad(
             params.direct_io_slots, "no direct_io_slots with read_path 'sga': reads through the buffer cache are "

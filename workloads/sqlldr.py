@@ -60,7 +60,7 @@ class Params:
             raise src.at("parallel").bad(self.parallel, "false unless direct is true (parallel applies to direct path)")
 
 
-check_scenario = device_checker("input_device", "table_device")
+check_scenario = device_checker("input_device", "table_device", fits=(("data_size", "input_device"),))
 
 
 class Workload(BatchWorkload):
