@@ -158,3 +158,29 @@ def test_a_checkpoint_timeout_adds_the_writes_of_changed_blocks_that_stay_cached
     assert 1.2 < per_tx[None] < 2.0
     assert per_tx["900 s"] > per_tx["1800 s"] > per_tx["3600 s"] > per_tx[None] + 0.5
     assert per_tx["1800 s"] - per_tx[None] == pytest.approx(2.0, abs=0.8)
+
+
+def test_the_instance_builds_the_cached_block_checkpoints_from_its_own_settings():
+    """The workload hands over its buffer cache, redo per transaction, progress and set_dirty; the
+    redo log size and the timeout are the instance's. With 32 MB logs the log-switch writes are in
+    the transactions' dirtying from the start (more than without checkpoints); the timeout's pacing
+    process runs only when a timeout is set (one more process: one more scheduled event at t=0)."""
+    import workloads
+    from sim.system import System
+
+    def build(**db):
+        over = {"users": 6, "warehouses": 200, "hash_clusters": True, "database.block_size": "2 KB",
+                "database.db_cache": "2560 MB", "database.redo_device": "redo", "database.data_device": "data",
+                **{f"database.{k}": v for k, v in db.items()}}
+        sc = scenario.load(None, over, profile="ue10000", workload="tpcc")
+        system = System(sc)
+        return system, workloads.get("tpcc").Workload(system, sc.params)
+
+    _, plain = build()
+    system, logs = build(redo_log_size="32 MB", log_checkpoint_timeout="1800 s")
+    ck = system.instance.cached_block_checkpoints
+    assert ck is not None and ck.cache is logs.io.cache and ck.timeout == 1800.0
+    assert ck.log_switch == pytest.approx(logs.io.cache.checkpoint_writes(32 * 2**20 / logs.io.redo_per_tx))
+    assert sum(logs.io.dirty.values()) > sum(plain.io.dirty.values())
+    queued = {name: len(s.instance.env._queue) for name, s in (("plain", plain.system), ("logs", system))}
+    assert queued["logs"] == queued["plain"] + 1      # the pacing process's start

@@ -58,7 +58,6 @@ import numpy as np
 
 from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
-from sim.db.checkpoint import CachedBlockCheckpoints
 from sim.db.instance import data_device
 from sim.db.layout import DatafileLayout
 from sim.metrics import Tally
@@ -167,6 +166,10 @@ class Workload:
         self.io = None
         if system.datafiles is not None:
             self.io = _IoPlan(system, params, self.warehouses)
+            # checkpoints are the instance's (its redo logs and timeout); the workload hands over its
+            # buffer cache, redo per transaction, progress and how writes become its dirtying
+            self.instance.checkpoint_cached_blocks(self.io.cache, self.io.redo_per_tx, lambda: self.finished,
+                                                   self.io.set_dirty)
 
     @property
     def warehouses(self) -> int:
@@ -180,8 +183,6 @@ class Workload:
         return None
 
     def start(self) -> None:
-        if self.io is not None and self.io.checkpoints.timeout is not None:
-            self.env.process(self.io.checkpoints.pace(self.env, lambda: self.finished, self.io.set_dirty))
         if self.pooled:
             for _ in range(self.params.users):
                 self.env.process(self._terminal(None))
@@ -318,11 +319,9 @@ class _IoPlan:
         # dirty blocks per transaction of each type: a segment's writes shared by its updaters
         total = sum(mix.values())
         self._mix, self._block_size = {t: mix[t] / total for t in TYPES}, db.block_size
-        # checkpoints write the changed blocks that stay cached (sim/db/checkpoint.py): the
-        # workload supplies its mean redo per transaction, and (Workload.start) its throughput
-        redo = sum(mix[t] / total * REDO_BYTES[t] for t in TYPES)
-        self.checkpoints = CachedBlockCheckpoints(self.cache, db.redo_log_size, redo, db.log_checkpoint_timeout)
-        self.set_dirty(self.checkpoints.log_switch)
+        # mean redo per transaction: how many transactions fill a redo log (Instance.checkpoint_cached_blocks)
+        self.redo_per_tx = sum(mix[t] / total * REDO_BYTES[t] for t in TYPES)
+        self.set_dirty({})   # no checkpoint writes until the instance hands them over
         # the page of an evicted dirty block may have left the page cache; appended blocks' pages
         # were filled by the blocks written just before them (cached)
         evicted = {seg: odds[seg].writes_per_tx for seg in tpcc_blocks.UPDATES}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sim.config import Source, param
-from sim.db.checkpoint import LogSwitchCheckpoints
+from sim.db.checkpoint import CachedBlockCheckpoints, LogSwitchCheckpoints
 from sim.db.dbwr import DatabaseWriter
 from sim.db import px
 from sim.db.redo import LogWriter
@@ -117,6 +117,7 @@ class Instance:
             if spec.redo_log_size is not None:
                 self.lgwr.checkpoints = LogSwitchCheckpoints(env, self.dbwr, spec.redo_log_size,
                                                              spec.redo_log_groups, self.waits)
+        self.cached_block_checkpoints: CachedBlockCheckpoints | None = None   # checkpoint_cached_blocks
         self.physical_reads = 0
         if vm is not None:
             vm.map_shared("sga_pools", spec.shared_pool + spec.log_buffer)
@@ -135,6 +136,19 @@ class Instance:
         if self.vm is not None:
             cache = self.spec.db_cache or database_bytes
             self.vm.map_shared("sga_buffer_cache", cache if self.vm.locks_shared_memory else min(cache, database_bytes))
+
+    def checkpoint_cached_blocks(self, cache, redo_per_tx: float, finished, set_dirty) -> None:
+        """Checkpoint writes of the changed blocks that stay in a workload's buffer cache, under this
+        instance's redo_log_size and log_checkpoint_timeout (sim/db/checkpoint.py). The workload hands
+        over only what is its own: `cache` (its BufferCache, by segment), its mean `redo_per_tx` bytes,
+        `finished()` (its transactions since the start: the timeout's pace) and `set_dirty`, which turns
+        writes per transaction per segment into its transactions' dirtying. `set_dirty` gets the
+        log-switch writes now and, with a timeout, the paced writes every PACE_WINDOW."""
+        ck = CachedBlockCheckpoints(cache, self.spec.redo_log_size, redo_per_tx, self.spec.log_checkpoint_timeout)
+        self.cached_block_checkpoints = ck
+        set_dirty(ck.log_switch)
+        if ck.timeout is not None:   # started before any transaction: the clock has not moved yet
+            self.env.process(ck.pace(self.env, finished, set_dirty))
 
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))
