@@ -173,7 +173,7 @@ class Workload:
 
     @property
     def warehouses(self) -> int:
-        return self.params.warehouses or max(1, self.params.users // 10)
+        return warehouses_of(self.params)
 
     def admit(self):
         """Refuse the run as a real system would fail it: out of memory before it gets going."""
@@ -372,6 +372,11 @@ class _IoPlan:
                 "memory_overcommit_mb": self.vm.overcommit() / 2**20, **self.datafiles.lock_report()}
 
 
+def warehouses_of(params: Params) -> int:
+    """The warehouses given, else users / 10 (TPC-C's ten terminals a warehouse), at least 1."""
+    return params.warehouses or max(1, params.users // 10)
+
+
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     """TPC-C terminals (standard keying and think times) come ten to a warehouse (TPC-C 4.2.2)."""
     standard = params.think_time is None and params.keying_time is None
@@ -383,9 +388,9 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     if db.db_cache is None:
         return   # all cached: no datafiles in the model
     mix = {t: params.mix.get(t, 0.0) for t in TYPES}
-    warehouses = params.warehouses or max(1, params.users // 10)   # as the workload sizes it
+    warehouses = warehouses_of(params)
     segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
-    # the database must fit on the device that holds its datafiles (100,000 warehouses ran on a 438 GB array)
+    # the database must fit on the device that holds its datafiles (100,000 warehouses, 7.3 TB, ran on 1.1 TB)
     size, name = sum(s.blocks for s in segs) * db.block_size, data_device(db, profile.storage.device_names())
     if size > profile.storage.capacity(name):
         key = "warehouses" if params.warehouses is not None else "users"   # users: warehouses = users / 10
