@@ -146,7 +146,8 @@ class DiskGroupSpec:
             raise src.at("volume_size").bad(
                 format_quantity(self.volume_size, "size"),
                 f"at most the group's usable capacity, {format_quantity(self.usable_capacity, 'size')} "
-                f"({self.count} x {format_quantity(self.disk.capacity, 'size')} drives, layout {self.layout})")
+                f"({self.count} x {format_quantity(self.disk.capacity, 'size')} drives, layout {self.layout}: "
+                f"{src.at('count').path}, {src.at('disk').at('capacity').path}, {src.at('layout').path})")
 
     @property
     def usable_capacity(self) -> float:
