@@ -46,7 +46,7 @@ def check_fits(spec, profile, src, key: str, size: float, device: str) -> None:
         default = "" if key in spec.params else f" (the default: give a smaller {key})"
         raise src.at("params").at(key).bad(
             format_quantity(size, "size"), f"at most the capacity of device {device!r} that holds it, "
-            f"{format_quantity(capacity, 'size')}{default}")
+            f"{format_quantity(capacity, 'size')} (set by {profile.storage.capacity_keys(device)}){default}")
 
 
 def check_whole_blocks(spec, params, src, *keys: str) -> None:

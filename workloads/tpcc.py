@@ -398,7 +398,7 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
         raise src.at("params").at(key).bad(
             getattr(params, key), f"a database that fits on device {name!r}{where}: {warehouses} warehouses of "
             f"{format_quantity(db.block_size, 'size')} blocks are {format_quantity(size, 'size')}, the device holds "
-            f"{format_quantity(profile.storage.capacity(name), 'size')}")
+            f"{format_quantity(profile.storage.capacity(name), 'size')} (set by {profile.storage.capacity_keys(name)})")
     if db.datafile_size is not None:
         # a tablespace per table and index, plus the insert point (as _IoPlan lays them out)
         need = len(segs) + 1

@@ -205,6 +205,15 @@ class StorageSpec:
         group = self.disk_groups[name]
         return group.volume_size or group.usable_capacity
 
+    def capacity_keys(self, name: str) -> str:
+        """The profile keys that set capacity(name), for messages (as --set hardware.* names them)."""
+        if name in self.flash_arrays:
+            return f"hardware.storage.flash_arrays.{name}.capacity"
+        group = f"hardware.storage.disk_groups.{name}"
+        if self.disk_groups[name].volume_size:
+            return f"{group}.volume_size"
+        return f"{group}.count, {group}.disk.capacity, {group}.layout"
+
 
 @dataclass(frozen=True, kw_only=True)
 class HardwareProfile:
