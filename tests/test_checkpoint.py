@@ -184,3 +184,32 @@ def test_the_instance_builds_the_cached_block_checkpoints_from_its_own_settings(
     assert sum(logs.io.dirty.values()) > sum(plain.io.dirty.values())
     queued = {name: len(s.instance.env._queue) for name, s in (("plain", plain.system), ("logs", system))}
     assert queued["logs"] == queued["plain"] + 1      # the pacing process's start
+
+
+def test_checkpoint_writes_reach_dbwr_as_checkpoint_queue_buffers_and_evicted_ones_do_not():
+    """tpcc hands a segment's evicted dirty blocks and its checkpoint writes to DBWR as separate
+    parts (the checkpoint's flagged: DBWR writes them in the order dirtied, sim/db/dbwr.py); per
+    transaction type the parts add up to the same writes as before the split, and without
+    checkpoint writes no part is flagged (the draws are those of an unflagged run)."""
+    import workloads
+    from sim.system import System
+
+    over = {"users": 6, "warehouses": 200, "hash_clusters": True, "database.block_size": "2 KB",
+            "database.db_cache": "1 GB", "database.redo_device": "redo", "database.data_device": "data",
+            "database.datafiles": 59, "database.datafile_size": "868 MB"}
+    sc = scenario.load(None, over, profile="ue10000", workload="tpcc")
+    io = workloads.get("tpcc").Workload(System(sc), sc.params).io
+    plain = {t: list(parts) for t, parts in io.dirty_parts.items()}
+    assert not any(ck for parts in plain.values() for _, _, ck in parts)
+    ckpt = {seg: 0.1 for seg in io.cache.odds}
+    io.set_dirty(ckpt)
+    for t, parts in io.dirty_parts.items():
+        assert [p for p in parts if not p[2]] == plain[t]                      # the evicted parts unchanged
+        assert sum(m for m, _, _ in parts) == pytest.approx(io.dirty[t])
+        assert sum(m for m, _, ck in parts if ck) == pytest.approx(io.checkpointed[t])
+    assert sum(io.checkpointed.values()) > 0.0
+    rng = np.random.default_rng(1)
+    drawn = [part for _ in range(200) for part in io.dirtied("new_order", 1.0, rng)]
+    assert any(ck for _, _, ck in drawn) and any(not ck for _, _, ck in drawn)
+    io.set_dirty({})
+    assert io.dirty_parts == plain

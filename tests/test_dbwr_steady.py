@@ -69,9 +69,9 @@ def test_a_writer_slower_than_the_dirtying_reaches_the_free_buffer_equilibrium_a
     extra = dbwr.catch_up()
     assert extra == int(FREE_BUFFER_LIMIT * 8_000) - before
     assert dbwr.unwritten == dbwr.limit and dbwr.dirtied_total - dbwr.written_total == dbwr.unwritten
-    oldest = [files[0] for files, k in dbwr.ranges for _ in range(k)][:4]
+    oldest = [files[0] for files, k, _ in dbwr.ranges for _ in range(k)][:4]
     assert sorted(oldest) == [0, 1, 2, 3]                              # still one file after another
-    assert sum(k for _, k in dbwr.ranges) == dbwr.pending and all(f is not None for f, _ in dbwr.ranges)
+    assert sum(k for _, k, _ in dbwr.ranges) == dbwr.pending and all(f is not None for f, _, _ in dbwr.ranges)
     env.run(until=10.0)                                                # a second warm-up
     start, written = done[0], dbwr.written_total
     env.run(until=20.0)

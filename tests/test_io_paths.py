@@ -304,6 +304,35 @@ def test_dbwr_writes_each_buffer_in_the_files_of_its_segment_oldest_first():
     assert files.asked == [[None, None, (5, 2), (5, 2), (5, 2), (9, 1)]]
 
 
+def test_dbwr_sorts_the_lru_buffers_of_a_batch_by_file_and_writes_checkpoint_buffers_in_the_order_dirtied():
+    """A batch: the buffers the LRU scan hands over sorted by file (one file after another over
+    the file locks), then those of the checkpoint queue in the order they were first dirtied
+    (8i queues dirty buffers by low RBA and writes them in that order: J. Lewis, "How have the
+    log_checkpoint_interval and log_checkpoint_timeout changed from version 7?", Oracle Users'
+    Co-Operative FAQ, 2002): spread over files, not grouped."""
+    from sim.db.dbwr import DatabaseWriter
+    from sim.metrics import WaitEvents
+
+    class Files:
+        def __init__(self, env):
+            self.env, self.order = env, []
+
+        def pick_files(self, n, ranges=None):
+            return [r[0] for r in ranges]
+
+        def write_then(self, file, done):
+            self.order.append(file)
+            self.env.timeout(0.01).callbacks.append(lambda _e: done())
+    env = simpy.Environment()
+    files = Files(env)
+    dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
+    for f, ck in [(7, True), (3, False), (2, True), (9, True), (1, False), (3, True), (0, False), (8, True)]:
+        dbwr.dirty(1, (f, 1), checkpoint=ck)
+    env.run(until=5.0)
+    assert files.order == [0, 1, 3] + [7, 2, 9, 3, 8]
+    assert dbwr.written_total == dbwr.dirtied_total == 8
+
+
 @pytest.mark.parametrize("max_writes", [1, 2, 0])
 def test_dbwr_max_writes_caps_what_is_outstanding_and_a_sorted_batch_drains_file_by_file(max_writes):
     """40 dirty buffers over 4 locked files, each write 1 s on a disk without queueing. Sorted by

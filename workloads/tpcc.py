@@ -259,8 +259,8 @@ class Workload:
                     yield session.cpu(piece, SYSCALL_SHARE)
                     yield from session.read_block(os_cached, files)
                 yield session.cpu(piece, SYSCALL_SHARE)
-                for blocks, files in self.io.dirtied(kind, scale, self.io_rng):
-                    session.dirtied(blocks, files)
+                for blocks, files, checkpoint in self.io.dirtied(kind, scale, self.io_rng):
+                    session.dirtied(blocks, files, checkpoint)
             if REDO_BYTES[kind] > 0.0:
                 yield from session.commit(REDO_BYTES[kind] * scale)
             if pooled:
@@ -338,13 +338,20 @@ class _IoPlan:
         mix, odds = self._mix, self.cache.odds
         self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(self._block_size) for t in TYPES}
         # ... and by segment, where the datafile layout tells segments apart
-        self.dirty_parts = {t: [(self.dirty[t], self.layout.of("inserts"))] for t in TYPES}
+        # (mean blocks, datafiles, checkpoint?): a checkpoint's writes are DBWR's checkpoint queue's
+        self.dirty_parts = {t: [(self.dirty[t], self.layout.of("inserts"), False)] for t in TYPES}
+        self.checkpointed = {t: 0.0 for t in TYPES}
         for seg, per in tpcc_blocks.UPDATES.items():
             weight = sum(mix[t] * n for t, n in per.items())
-            writes = odds[seg].writes_per_tx + checkpoint.get(seg, 0.0)
+            if not weight:
+                continue
+            evicted, cached = odds[seg].writes_per_tx, checkpoint.get(seg, 0.0)
             for t, n in per.items():
-                self.dirty[t] += writes * n / weight if weight else 0.0
-                self.dirty_parts[t].append((writes * n / weight if weight else 0.0, self.layout.of(seg)))
+                self.dirty[t] += (evicted + cached) * n / weight
+                self.dirty_parts[t].append((evicted * n / weight, self.layout.of(seg), False))
+                if cached > 0.0:
+                    self.checkpointed[t] += cached * n / weight
+                    self.dirty_parts[t].append((cached * n / weight, self.layout.of(seg), True))
 
     def reads(self, kind: str, scale: float, rng: np.random.Generator) -> list[tuple[bool, tuple | None]]:
         """The physical reads of one transaction: whether the OS page cache has the block, and
@@ -357,12 +364,15 @@ class _IoPlan:
                 out += [(True, files)] * cached + [(False, files)] * (misses - cached)
         return out
 
-    def dirtied(self, kind: str, scale: float, rng: np.random.Generator) -> list[tuple[int, tuple | None]]:
-        """The blocks one transaction leaves for DBWR, with the datafiles of their segments."""
+    def dirtied(self, kind: str, scale: float, rng: np.random.Generator) -> list[tuple[int, tuple | None, bool]]:
+        """The blocks one transaction leaves for DBWR, with the datafiles of their segments and
+        whether a checkpoint writes them (blocks that stay cached)."""
         if self.layout.uniform:
-            mean = self.dirty[kind] * scale
-            return [(int(rng.poisson(mean)) if mean > 0.0 else 0, None)]
-        return [(int(rng.poisson(m * scale)), files) for m, files in self.dirty_parts[kind] if m > 0.0]
+            ckpt = self.checkpointed[kind] * scale
+            mean = self.dirty[kind] * scale - ckpt
+            out = [(int(rng.poisson(mean)) if mean > 0.0 else 0, None, False)]
+            return out + [(int(rng.poisson(ckpt)), None, True)] if ckpt > 0.0 else out
+        return [(int(rng.poisson(m * scale)), files, ck) for m, files, ck in self.dirty_parts[kind] if m > 0.0]
 
     def reset(self) -> None:
         pass

@@ -15,7 +15,15 @@ session that needs a free buffer for a read waits ("free buffer waits") until DB
 up. A batch is written in file order (DBWR sorts the buffers it gathers by file and block,
 so that each file's writes go out together): where the file system gives every file a
 single-writer lock, the writers of a batch queue file after file behind one lock at a time,
-and each file's readers wait while its share of the batch drains. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
+and each file's readers wait while its share of the batch drains. Checkpoint writes (changed
+blocks that stay cached, written because a checkpoint or log_checkpoint_timeout needs them,
+sim/db/checkpoint.py) are not sorted: from Oracle 8 on dirty buffers are queued "in the order
+that they were first made dirty" and the checkpoint is advanced by writing them in that
+(low-RBA) order (J. Lewis, "How have the log_checkpoint_interval and log_checkpoint_timeout
+changed from version 7?", Oracle Users' Co-Operative FAQ, 2002; R. Velpuri et al., Oracle8
+Backup and Recovery Handbook, pp. 246-7: DBWR writes them in ascending low redo order). A batch
+issues its LRU buffers sorted by file, then its checkpoint-queue buffers in the order they were
+dirtied: those spread over the files, so several file locks are written at once. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
 FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free (the
 scan depth, _db_block_max_scan_pct, is 40% in 10g; no 8i value found);
 INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
@@ -70,16 +78,18 @@ class DatabaseWriter:
         self._low = 0                          # the least backlog since
         env.process(self._run())
 
-    def dirty(self, n: int, files: tuple[int, int] | None = None) -> None:
-        """n more dirty buffers, of a segment in the datafile range `files` (None: any file)."""
+    def dirty(self, n: int, files: tuple[int, int] | None = None, checkpoint: bool = False) -> None:
+        """n more dirty buffers, of a segment in the datafile range `files` (None: any file);
+        `checkpoint`: written off the checkpoint queue, in the order they were dirtied, not
+        sorted by file with the buffers the LRU scan hands over (see _batch_files)."""
         if n <= 0:
             return
         if self._watched is None and self.watch_from is not None and self.env.now >= self.watch_from:
             self._watched = self._low = self.unwritten
-        if files is not None and self.ranges is None:
-            self.ranges = deque([[None, self.pending]] if self.pending else [])
+        if (files is not None or checkpoint) and self.ranges is None:
+            self.ranges = deque([[None, self.pending, False]] if self.pending else [])
         if self.ranges is not None:
-            self.ranges.append([files, n])
+            self.ranges.append([files, n, checkpoint])
         self.pending += n
         self.dirtied_total += n
         if self.pending >= self.batch_size and self.wakeup is not None and not self.wakeup.triggered:
@@ -118,22 +128,33 @@ class DatabaseWriter:
             yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
             self.pending -= n
             self.batch_left += n
-            self.order.extend(sorted(self.datafiles.pick_files(n, self._take_ranges(n))))
+            self.order.extend(self._batch_files(n))
             self._issue()
 
+    def _batch_files(self, n: int) -> list[int]:
+        """The files of the next n writes, in the order DBWR issues them: the buffers of the
+        LRU write list sorted by file, then the checkpoint queue's in the order they were dirtied."""
+        taken = self._take_ranges(n)
+        if taken is None:
+            return sorted(self.datafiles.pick_files(n))
+        files = self.datafiles.pick_files(n, [r for r, _ in taken])
+        return (sorted(f for f, (_, ck) in zip(files, taken) if not ck)
+                + [f for f, (_, ck) in zip(files, taken) if ck])
+
     def _take_ranges(self, n: int) -> list | None:
-        """The file ranges of the n oldest pending buffers (None if no range was ever given)."""
+        """(file range, checkpoint?) of the n oldest pending buffers (None if no range or
+        checkpoint buffer was ever given)."""
         if self.ranges is None:
             return None
         out: list = []
         while len(out) < n and self.ranges:
             entry = self.ranges[0]
             k = min(entry[1], n - len(out))
-            out += [entry[0]] * k
+            out += [(entry[0], entry[2])] * k
             entry[1] -= k
             if not entry[1]:
                 self.ranges.popleft()
-        return out + [None] * (n - len(out))
+        return out + [(None, False)] * (n - len(out))
 
     def _issue(self) -> None:
         while self.batch_left and self.in_flight < self.width:
@@ -178,7 +199,7 @@ class DatabaseWriter:
         if self.ranges:   # older than the pending buffers: copies of their sequence of files
             self.ranges = deque(self._copies(extra) + list(self.ranges))
         elif self.ranges is not None:
-            self.ranges.append([None, extra])
+            self.ranges.append([None, extra, False])
         self.pending += extra
         self.dirtied_total += extra
         return extra
@@ -188,8 +209,8 @@ class DatabaseWriter:
         that any WRITE_BATCH of them mixes files as the buffers dirtied one after another do."""
         out: list = []
         while n > 0:
-            for files, k in self.ranges:
-                out.append([files, min(k, n)])
+            for files, k, ck in self.ranges:
+                out.append([files, min(k, n), ck])
                 n -= out[-1][1]
                 if n <= 0:
                     break

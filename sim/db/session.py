@@ -37,11 +37,12 @@ class Session:
         inst.physical_reads += 1
         inst.waits.add("db file sequential read", self.env.now - start)
 
-    def dirtied(self, blocks: int, files: tuple[int, int] | None = None) -> None:
+    def dirtied(self, blocks: int, files: tuple[int, int] | None = None, checkpoint: bool = False) -> None:
         """Hand blocks this session changed (and that will leave the cache dirty) to DBWR;
-        `files`: the range of datafiles their segment lives in (None: any)."""
+        `files`: the range of datafiles their segment lives in (None: any); `checkpoint`: blocks
+        that stay cached, written by a checkpoint rather than when the LRU scan evicts them."""
         if self.instance.dbwr is not None:
-            self.instance.dbwr.dirty(blocks, files)
+            self.instance.dbwr.dirty(blocks, files, checkpoint)
 
     def wake(self, client_working_set: float = 0.0):
         """Generator: the session's process (and its client's, on the same host) wakes after idling;
