@@ -484,3 +484,24 @@ def test_data_larger_than_its_device_is_refused(workload, key, extra):
     assert "got '31 TB'; expected at most the capacity of device 'xtremio' that holds it, 30 TB" in str(info.value)
     sc = scenario_mod.load(None, {**extra, key: "30 TB"}, profile="xeon-e5-2643v3-2s", workload=workload)
     assert getattr(sc.params, key) == 30 * 2**40
+
+
+# ---------------------------------------------------------------- second pass (s14-input2)
+
+@pytest.mark.parametrize("sets, path, fragment", [
+    ({"database.db_cache": "100 B"}, "database.db_cache",
+     "at least 4 database blocks, 32 KB with database.block_size 8 KB"),
+    ({"database.db_cache": "31 KB"}, "database.db_cache", "got '31 KB'"),
+    ({"database.db_cache": "15 KB", "database.block_size": "4 KB"}, "database.db_cache",
+     "16 KB with database.block_size 4 KB"),
+    ({"database.log_buffer": "0 B"}, "database.log_buffer", "at least one redo log block, 512 B"),
+    ({"database.log_buffer": "511 B"}, "database.log_buffer", "got '511 B'"),
+])
+def test_a_buffer_cache_or_log_buffer_oracle_cannot_hold_is_refused(sets, path, fragment):
+    _refused(path, fragment, **{"users": "8", **sets})
+
+
+def test_the_smallest_buffer_cache_and_log_buffer_load():
+    sc = scenario_mod.load(None, {"users": "8", "database.db_cache": "32 KB", "database.log_buffer": "512 B"},
+                           profile="t5220", workload="tpcc")
+    assert sc.spec.database.db_cache == 32 * 1024 and sc.spec.database.log_buffer == 512
