@@ -23,7 +23,7 @@ import workloads
 from sim import experiments as ex
 from sim import scenario as scenario_mod
 from sim.scenario import ScenarioSpec
-from sim.config import ConfigError, OltpsimError, Source, build, declared
+from sim.config import ConfigError, OltpsimError, Source, build, declared, parse_scalar
 from sim.hardware.profile import HardwareProfile, _builtin_dir, profile_names
 from sim.system import System
 
@@ -505,3 +505,65 @@ def test_the_smallest_buffer_cache_and_log_buffer_load():
     sc = scenario_mod.load(None, {"users": "8", "database.db_cache": "32 KB", "database.log_buffer": "512 B"},
                            profile="t5220", workload="tpcc")
     assert sc.spec.database.db_cache == 32 * 1024 and sc.spec.database.log_buffer == 512
+
+
+@pytest.mark.parametrize("workload, sets, key, fragment", [
+    ("rman", {"channels": "1"}, "database.parallel.parallel_max_servers", "it acts only in create_index, ctas"),
+    ("tpcc", {"users": "8"}, "database.parallel.parallel_degree_policy", "runs no parallel statement"),
+    ("tpcc", {"users": "8"}, "database.control_file_device", "writes no control file"),
+    ("rman", {"channels": "1"}, "database.lgwr_sys_share", "commits nothing"),
+    ("create_index", {}, "os.redo_filesystem", "commits nothing"),
+    ("sqlldr", {}, "database.db_cache", "reads no block through the buffer cache"),
+    ("calibrate_io", {}, "database.db_cache", "reads no block through the buffer cache"),
+    ("ctas", {}, "os.filesystem", "not through datafiles and DBWR"),
+    ("slob", {"sessions": "4"}, "database.dbwr_max_writes", "not through datafiles and DBWR"),
+])
+def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, fragment):
+    value = {"database.parallel.parallel_max_servers": "8", "database.parallel.parallel_degree_policy": "auto",
+             "database.control_file_device": "internal", "database.lgwr_sys_share": "0.4",
+             "os.redo_filesystem": "ufs_buffered", "database.db_cache": "1 GB", "os.filesystem": "ufs_buffered",
+             "database.dbwr_max_writes": "8"}[key]
+    profile = "xeon-e5-2643v3-2s" if workload in ("slob", "calibrate_io") else "t5220"
+    if workload == "sqlldr":
+        sets = {"data_size": "1 GB"}
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
+    msg = str(info.value)
+    assert info.value.path == key and f"got {parse_scalar(value)!r}" in msg and fragment in msg, msg
+    section = key.split(".")[0]
+    accepted = scenario_mod.accepted_settings(workload)
+    assert key not in accepted and f"The {section} settings {workload} reads: " in msg, msg
+    assert all(k in msg for k in accepted if k.startswith(section + ".")), msg
+    # the default written out is no change (oltpsim settings lists it)
+    default = next(d for k, d, _m in declared(ScenarioSpec) if k == key)
+    if default is not None:
+        shown = default if isinstance(default, str) else str(default)
+        sc = scenario_mod.load(None, {**sets, key: shown}, profile=profile, workload=workload)
+        assert sc.spec.workload == workload
+
+
+def test_every_workload_reads_the_settings_of_the_parts_it_drives():
+    # tpcc drives everything but PX and the control file; the parts named are INSTANCE_PARTS' own
+    for name in workloads.names():
+        uses = workloads.get(name).USES
+        assert set(uses) <= set(scenario_mod.INSTANCE_PARTS), (name, uses)
+    unread = set(k for k, _d, _m in declared(ScenarioSpec) if k.startswith(("database.", "os."))) - set(
+        scenario_mod.accepted_settings("tpcc"))
+    assert unread == {*scenario_mod._PARALLEL_KEYS, "database.control_file_device"}, unread
+    assert "database.control_file_device" in scenario_mod.accepted_settings("rman")
+
+
+def test_redo_log_size_without_checkpoints_or_a_buffered_redo_file_is_refused():
+    _refused("database.redo_log_size", "got '1 GB'", "no database.db_cache", "Give database.db_cache",
+             **{"users": "8", "database.redo_log_size": "1 GB"})
+    _refused("database.redo_log_groups", "got 4", "without database.redo_log_size",
+             **{"users": "8", "database.redo_log_groups": "4"})
+    # meaningful with a DBWR (log-switch checkpoints) or on a buffered redo file (the circle of logs)
+    for extra in ({"database.db_cache": "1 GB"}, {"os.redo_filesystem": "ufs_buffered"}):
+        sc = scenario_mod.load(None, {"users": "8", "database.redo_log_size": "1 GB", "database.redo_log_groups": "4",
+                                      **extra}, profile="t5220", workload="tpcc")
+        assert sc.spec.database.redo_log_size == 2**30 and sc.spec.database.redo_log_groups == 4
+    # slob commits but changes no block DBWR writes: a db_cache does not make the size mean anything
+    with pytest.raises(ConfigError, match="workload slob changes no block DBWR writes"):
+        scenario_mod.load(None, {"sessions": "4", "database.db_cache": "1 GB", "database.redo_log_size": "1 GB"},
+                          profile="xeon-e5-2643v3-2s", workload="slob")

@@ -34,6 +34,11 @@ SYS_SHARE = 0.1
 MPKI = 4.0
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): one parallel statement; the
+# buffer cache size decides an in-memory scan under auto DOP.
+USES = ("parallel", "buffer_cache")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params(StatementParams):
     table_size: float = param("size of the source table", kind="size", default="10 GB", positive=True)

@@ -43,6 +43,11 @@ MPKI = 2.0
 BUFFER = 16.0 * MB
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): the conventional path commits
+# each array (LGWR); the table is written straight to its device.
+USES = ("redo",)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     data_size: float = param("size of the input datafile", kind="size", default="725 GB", positive=True)
