@@ -567,3 +567,16 @@ def test_redo_log_size_without_checkpoints_or_a_buffered_redo_file_is_refused():
     with pytest.raises(ConfigError, match="workload slob changes no block DBWR writes"):
         scenario_mod.load(None, {"sessions": "4", "database.db_cache": "1 GB", "database.redo_log_size": "1 GB"},
                           profile="xeon-e5-2643v3-2s", workload="slob")
+
+
+def test_the_table_sqlldr_loads_must_fit_its_device():
+    # t5220: 'array' 6 x 146 GB mirrored = 438 GB, 'internal' 8 x 146 GB striped = 1.141 TB
+    _refused("params.data_size", "got '500 GB'", "device 'array' that holds the table loaded from it", "438 GB",
+             workload="sqlldr", data_size="500 GB")
+    _refused("params.data_size", "got '600 GB'", "holds both the input file and the table", "1.172 TB",
+             workload="sqlldr", data_size="600 GB", table_device="internal")
+    sc = scenario_mod.load(None, {"data_size": "400 GB"}, profile="t5220", workload="sqlldr")
+    assert sc.params.data_size == 400 * 2**30
+    sc = scenario_mod.load(None, {"data_size": "570 GB", "table_device": "internal"}, profile="t5220",
+                           workload="sqlldr")
+    assert sc.params.table_device == "internal"
