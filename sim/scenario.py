@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 import workloads
 from sim import units
-from sim.config import OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path
+from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
+                        what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
@@ -121,6 +122,9 @@ def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<comma
     """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'.
     `source` is where the overrides were given, for the errors (an experiment row, a sweep point)."""
     for key, value in overrides.items():
+        if not isinstance(key, str) or not key:
+            raise Source(source).error(f"got the setting name {key!r}; expected a setting name such as users or "
+                                       "database.db_cache")
         if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
             raise Source(source, key).error(f"got {value!r}, but {key} is a section of the scenario, not one "
                                             f"setting; expected one of its keys, e.g. {_SECTIONS[key]}")
@@ -288,11 +292,17 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     """Load a scenario YAML (or start from `fields`), apply overrides, and resolve it."""
     data: dict = {}
     source = "<command line>"
+    if path is not None and not isinstance(path, (str, Path)):   # a notebook's slip: say so, not a TypeError deep down
+        raise OltpsimError(f"scenario.load: path: got {type(path).__name__} {path!r}; expected the path of a scenario "
+                           "YAML or None (a scenario mapping goes to scenario.resolve(data))")
+    if overrides is not None and not (isinstance(overrides, dict) and all(isinstance(k, str) for k in overrides)):
+        raise OltpsimError(f"scenario.load: overrides: got {overrides!r}; expected a mapping of setting names to "
+                           "values, e.g. {'users': 64, 'database.db_cache': '2 GB'}")
     if path is not None:
         raw = read_yaml(path)
         source = str(path)
         if not isinstance(raw, dict):
-            raise OltpsimError(f"{path}: expected a mapping with profile, workload, params, ...")
+            raise OltpsimError(f"{path}: got {what_it_is(raw)}; expected a mapping with profile, workload, params, ...")
         data = raw
     for k, v in fields.items():
         if v is not None:

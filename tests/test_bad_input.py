@@ -580,3 +580,67 @@ def test_the_table_sqlldr_loads_must_fit_its_device():
     sc = scenario_mod.load(None, {"data_size": "570 GB", "table_device": "internal"}, profile="t5220",
                            workload="sqlldr")
     assert sc.params.table_device == "internal"
+
+
+def test_notebook_calls_with_a_wrong_type_are_refused_clearly(tmp_path):
+    from sim import sweep as sw
+    from sim.run import run
+
+    calls = [
+        (lambda: scenario_mod.load(123), "scenario.load: path: got int 123"),
+        (lambda: scenario_mod.load(None, ["users=8"], profile="t5220", workload="tpcc"), "scenario.load: overrides"),
+        (lambda: scenario_mod.load(None, {8: 8}, profile="t5220", workload="tpcc"), "got {8: 8}"),
+        (lambda: run({"profile": "t5220", "workload": "tpcc"}), "run: scenario: got dict"),
+        (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": 8}, out=tmp_path / "a"),
+         "sweep: vary: got {'users': 8}"),
+        (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, points={"users": 8}, out=tmp_path / "b"),
+         "sweep: points"),
+        (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": [8]}, replications="2",
+                          out=tmp_path / "c"), "sweep: replications: got '2'"),
+        (lambda: sw.sweep(5, vary={"users": [8]}, out=tmp_path / "d"), "sweep: scenario: got int 5"),
+    ]
+    for call, fragment in calls:
+        with pytest.raises(OltpsimError) as info:
+            call()
+        assert fragment in str(info.value), str(info.value)
+    assert not any(tmp_path.iterdir())   # nothing half-ran: no output folder was made
+
+
+@pytest.mark.parametrize("name, content, fragment", [
+    ("latin.yaml", b"profile: t5220\nworkload: tpcc\nname: \xff\n", "line 3: got the byte b'\\xff'; expected UTF-8"),
+    ("empty.yaml", b"", "got an empty document; expected a mapping"),
+    ("list.yaml", b"- profile: t5220\n", "got a list of 1 item; expected a mapping"),
+])
+def test_a_scenario_file_that_is_not_a_utf8_mapping_is_refused(tmp_path, name, content, fragment):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(OltpsimError) as info:
+        scenario_mod.load(path)
+    assert str(info.value).startswith(f"{path}: ") and fragment in str(info.value), str(info.value)
+
+
+def test_cli_second_pass_refusals(tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"users\n\xff\n")
+    folder = tmp_path / "a.yaml"
+    folder.mkdir()
+    base = ("--profile", "t5220", "--workload", "tpcc")
+    cases = [
+        (("run", str(tmp_path / "latin.csv")), "expected UTF-8 text"),
+        (("sweep", "-j", "1", *base, "--points", str(latin), "--out", str(tmp_path / "s1")), "line 2: got the byte"),
+        (("profile", "show", str(folder)), "cannot read: a folder"),
+        (("run", *base, "--set", "users="), "--set 'users=': no value"),
+        (("sweep", "-j", "1", *base, "--vary", "users=[8, 16", "--out", str(tmp_path / "s2")), "expected a YAML list"),
+        # an unknown figure is refused before anything runs, with the nearest one
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "tmp", "--out", str(tmp_path / "s3")),
+         "--metric tmp: no such figure (did you mean 'tpm'?)"),
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "iops", "--out", str(tmp_path / "s4")),
+         "named extra.iops"),
+        (("run", *base, "--set", "users=8", "--set", "database.parallel.parallel_max_servers=8"),
+         "no database.parallel.parallel_max_servers for workload tpcc"),
+    ]
+    for args, fragment in cases:
+        out = _cli(*args)
+        assert out.returncode == 2, (args, out.stdout[-300:], out.stderr[-300:])
+        assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+    assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4"))
