@@ -193,6 +193,11 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:
         if setting not in varied:   # checked now, not after the whole sweep has run
             raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
+    if by and not plot_x:   # it only splits the plot's lines: without a plot it would be ignored
+        raise OltpsimError(f"--by {by[0]}: only with --plot SETTING (one line of the plot per value of {by[0]})")
+    if plot_x in by:
+        raise OltpsimError(f"--by {plot_x}: the setting --plot draws along; expected another varied setting: "
+                           f"{', '.join(k for k in varied if k != plot_x) or 'none'}")
     if metric is not None:
         _check_metric(metric)
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,

@@ -140,6 +140,9 @@ def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<comma
 def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Source | None = None) -> HardwareProfile:
     """load_profile, with a profile path that names no file refused as input (load_profile stats
     the file before reading it, so a missing one would end in a traceback)."""
+    if not isinstance(name_or_path, (str, Path)):
+        raise OltpsimError(f"profile: got {type(name_or_path).__name__} {name_or_path!r}; expected a built-in profile "
+                           "name (oltpsim profiles) or the path of a profile YAML")
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and not path.is_file():
         raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "

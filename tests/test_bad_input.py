@@ -598,7 +598,11 @@ def test_notebook_calls_with_a_wrong_type_are_refused_clearly(tmp_path):
         (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": [8]}, replications="2",
                           out=tmp_path / "c"), "sweep: replications: got '2'"),
         (lambda: sw.sweep(5, vary={"users": [8]}, out=tmp_path / "d"), "sweep: scenario: got int 5"),
+        (lambda: scenario_mod.open_profile(5), "profile: got int 5"),
+        (lambda: ex.select([5]), "experiment id: got 5"),
+        (lambda: ex.select([""]), "experiment id: got ''"),   # a prefix of every id: it selected them all
     ]
+    assert [e.id for e in ex.select("tseries.rman")] == ["tseries.rman"]   # one id, not its letters
     for call, fragment in calls:
         with pytest.raises(OltpsimError) as info:
             call()
@@ -638,9 +642,14 @@ def test_cli_second_pass_refusals(tmp_path):
          "named extra.iops"),
         (("run", *base, "--set", "users=8", "--set", "database.parallel.parallel_max_servers=8"),
          "no database.parallel.parallel_max_servers for workload tpcc"),
+        # --by splits a plot's lines: without --plot, or along the plotted setting, it would be ignored or fail late
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--by", "users", "--out", str(tmp_path / "s5")),
+         "--by users: only with --plot"),
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--plot", "users", "--by", "users", "--out",
+          str(tmp_path / "s6")), "--by users: the setting --plot draws along"),
     ]
     for args, fragment in cases:
         out = _cli(*args)
         assert out.returncode == 2, (args, out.stdout[-300:], out.stderr[-300:])
         assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
-    assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4"))
+    assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4", "s5", "s6"))
