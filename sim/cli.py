@@ -308,12 +308,14 @@ def list_workloads():
 
 
 @main.command("settings")
-def list_settings():
+@click.option("--workload", help="only the settings this workload reads (the others are refused for it)")
+def list_settings(workload):
     """List the database, OS and run settings (--set database.db_cache='2 GB'), with defaults."""
-    from sim.scenario import ScenarioSpec
+    from sim.scenario import ScenarioSpec, accepted_settings
 
+    read = set(accepted_settings(workload)) if workload is not None else None
     for key, default, doc in _settings(ScenarioSpec):
-        if key.split(".")[0] in ("database", "os", "run"):
+        if key.split(".")[0] in ("database", "os", "run") and (read is None or key in read or key.startswith("run.")):
             click.echo(f"{key:52s} {default:>10s}  {doc}")
 
 

@@ -222,7 +222,8 @@ def accepted_settings(workload: str) -> list[str]:
 
 def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: Source) -> None:
     """A database or os setting the workload never reads would change nothing: refused, with the
-    settings it does read (a value equal to the default, as `oltpsim settings` lists it, is no change)."""
+    settings it does read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
+    as `oltpsim settings` lists it, is no change)."""
     uses = workloads.get(workload).USES
     for part, (why, keys) in INSTANCE_PARTS.items():
         if part in uses:
@@ -240,7 +241,8 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: 
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise Source(src.file, key).bad(
                 value, f"no {key} for workload {workload}, which {why}: the setting would change nothing (it acts "
-                f"only in {', '.join(others)}); leave it out{hint}. The {section} settings {workload} reads: "
+                f"only in {', '.join(others)}); leave it out{hint}. The {section} settings {workload} reads "
+                f"(oltpsim settings --workload {workload}): "
                 f"{', '.join(accepted)}")
 
 

@@ -532,7 +532,8 @@ def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, frag
     assert info.value.path == key and f"got {parse_scalar(value)!r}" in msg and fragment in msg, msg
     section = key.split(".")[0]
     accepted = scenario_mod.accepted_settings(workload)
-    assert key not in accepted and f"The {section} settings {workload} reads: " in msg, msg
+    assert key not in accepted and f"The {section} settings {workload} reads (oltpsim settings --workload " \
+        f"{workload}): " in msg, msg
     assert all(k in msg for k in accepted if k.startswith(section + ".")), msg
     # the default written out is no change (oltpsim settings lists it)
     default = next(d for k, d, _m in declared(ScenarioSpec) if k == key)
@@ -653,3 +654,10 @@ def test_cli_second_pass_refusals(tmp_path):
         assert out.returncode == 2, (args, out.stdout[-300:], out.stderr[-300:])
         assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
     assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4", "s5", "s6"))
+    # the settings a workload reads, listed as the refusals name them
+    out = _cli("settings", "--workload", "rman")
+    listed = [line.split()[0] for line in out.stdout.splitlines()]
+    assert out.returncode == 0 and "database.control_file_device" in listed and "run.seed" in listed, out.stdout
+    assert not any(k.startswith("database.parallel.") or k == "database.db_cache" for k in listed), listed
+    out = _cli("settings", "--workload", "nosuch")
+    assert out.returncode == 2 and "unknown workload 'nosuch'" in out.stderr, out.stderr
