@@ -629,11 +629,15 @@ def test_cli_second_pass_refusals(tmp_path):
     latin.write_bytes(b"users\n\xff\n")
     folder = tmp_path / "a.yaml"
     folder.mkdir()
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n")
     base = ("--profile", "t5220", "--workload", "tpcc")
     cases = [
         (("run", str(tmp_path / "latin.csv")), "expected UTF-8 text"),
         (("sweep", "-j", "1", *base, "--points", str(latin), "--out", str(tmp_path / "s1")), "line 2: got the byte"),
         (("profile", "show", str(folder)), "cannot read: a folder"),
+        (("profile", "show", str(empty)), "got an empty document; expected a hardware profile"),
+        (("run", "--profile", str(empty), "--workload", "tpcc"), "got an empty document; expected a hardware profile"),
         (("run", *base, "--set", "users="), "--set 'users=': no value"),
         (("sweep", "-j", "1", *base, "--vary", "users=[8, 16", "--out", str(tmp_path / "s2")), "expected a YAML list"),
         # an unknown figure is refused before anything runs, with the nearest one
