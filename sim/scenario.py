@@ -165,7 +165,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
-    _refuse_unused_settings(data, spec, spec.workload, src)
+    _refuse_unused_settings(data, spec, spec.workload, src, params)
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
     check_devices(spec.database, profile.storage.device_names(), src)
@@ -220,13 +220,16 @@ def accepted_settings(workload: str) -> list[str]:
     return [k for k, _d, _m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os") and k not in unused]
 
 
-def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: Source) -> None:
+def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: Source, params: Any = None) -> None:
     """A database or os setting the workload never reads would change nothing: refused, with the
     settings it does read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
-    as `oltpsim settings` lists it, is no change)."""
-    uses = workloads.get(workload).USES
+    as `oltpsim settings` lists it, is no change). A part the workload drives may be left idle by its
+    parameters (the module's idle(params): sqlldr's direct path commits nothing): its settings are
+    refused too, naming the parameter."""
+    module = workloads.get(workload)
+    idle = module.idle(params) if params is not None and hasattr(module, "idle") else {}
     for part, (why, keys) in INSTANCE_PARTS.items():
-        if part in uses:
+        if part in module.USES and part not in idle:
             continue
         for key in keys:
             given, value = _given(data, key)
@@ -239,6 +242,10 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: 
             # suggest()'s 0.6, as every key here shares its section's prefix and many a '_size' suffix)
             near = difflib.get_close_matches(key, accepted, n=1, cutoff=0.8)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
+            if part in idle:
+                raise Source(src.file, key).bad(
+                    value, f"no {key} for workload {workload} with params.{idle[part]}: the setting would change "
+                    f"nothing; leave it out, or change that parameter")
             raise Source(src.file, key).bad(
                 value, f"no {key} for workload {workload}, which {why}: the setting would change nothing (it acts "
                 f"only in {', '.join(others)}); leave it out{hint}. The {section} settings {workload} reads "

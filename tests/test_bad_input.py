@@ -543,6 +543,29 @@ def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, frag
         assert sc.spec.workload == workload
 
 
+@pytest.mark.parametrize("workload, profile, sets, key, value, param", [
+    ("sqlldr", "t5220", {"data_size": "1 GB", "direct": "true"}, "database.lgwr_sys_share", "0.3", "direct: true"),
+    ("slob", "xeon-e5-2643v3-2s", {"sessions": "4"}, "database.lgwr_sys_share", "0.3", "update_pct: 0"),
+    ("slob", "xeon-e5-2643v3-2s", {"sessions": "4", "read_path": "direct"}, "database.db_cache", "1 GB",
+     "read_path: direct"),
+    ("ctas", "t5220", {"in_memory": "false"}, "database.db_cache", "1 GB", "in_memory: false"),
+])
+def test_a_part_the_parameters_leave_idle_takes_no_settings(workload, profile, sets, key, value, param):
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
+    assert info.value.path == key and f"for workload {workload} with params.{param}" in str(info.value), str(info.value)
+    # with the parameter that uses the part, the same setting is taken
+    other = {"direct": "false", "update_pct": "10", "read_path": "sga", "in_memory": None}[param.split(":")[0]]
+    changed = {**sets, param.split(":")[0]: other}
+    sc = scenario_mod.load(None, {**{k: v for k, v in changed.items() if v is not None}, key: value}, profile=profile,
+                           workload=workload)
+    assert str(sc.describe()[key]) != str(_default_of(key)), key
+
+
+def _default_of(key: str):
+    return next(d for k, d, _m in declared(ScenarioSpec) if k == key)
+
+
 def test_every_workload_reads_the_settings_of_the_parts_it_drives():
     # tpcc drives everything but PX and the control file; the parts named are INSTANCE_PARTS' own
     for name in workloads.names():
@@ -566,8 +589,8 @@ def test_redo_log_size_without_checkpoints_or_a_buffered_redo_file_is_refused():
         assert sc.spec.database.redo_log_size == 2**30 and sc.spec.database.redo_log_groups == 4
     # slob commits but changes no block DBWR writes: a db_cache does not make the size mean anything
     with pytest.raises(ConfigError, match="workload slob changes no block DBWR writes"):
-        scenario_mod.load(None, {"sessions": "4", "database.db_cache": "1 GB", "database.redo_log_size": "1 GB"},
-                          profile="xeon-e5-2643v3-2s", workload="slob")
+        scenario_mod.load(None, {"sessions": "4", "update_pct": "10", "database.db_cache": "1 GB",
+                                 "database.redo_log_size": "1 GB"}, profile="xeon-e5-2643v3-2s", workload="slob")
 
 
 def test_the_table_sqlldr_loads_must_fit_its_device():

@@ -52,6 +52,16 @@ ASYNC_IO_INSTRUCTIONS = 15_000.0  # estimate: io_submit + io_getevents + block l
 USES = ("redo", "buffer_cache")
 
 
+def idle(params) -> dict[str, str]:
+    """The parts of USES these parameters leave idle, each with the parameter that says so."""
+    out = {}
+    if params.update_pct == 0:
+        out["redo"] = "update_pct: 0 (no operation updates a block, so none commits)"
+    if params.read_path == "direct":
+        out["buffer_cache"] = "read_path: direct (blocks are read into the PGA, not through the buffer cache)"
+    return out
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     sessions: int = param("SLOB sessions (dedicated server processes), no think time", minimum=1)

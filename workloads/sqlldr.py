@@ -49,6 +49,12 @@ BUFFER = 16.0 * MB
 USES = ("redo",)
 
 
+def idle(params) -> dict[str, str]:
+    """The parts of USES these parameters leave idle, each with the parameter that says so."""
+    return {"redo": "direct: true (a direct path load writes no redo for its data and commits nothing)"} \
+        if params.direct else {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     data_size: float = param("size of the input datafile", kind="size", default="725 GB", positive=True)
