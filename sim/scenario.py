@@ -262,10 +262,10 @@ def _built(spec: ScenarioSpec, dotted_key: str) -> Any:
 
 def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str, ...], src: Source) -> None:
     """The size of the online logs acts in two places: a log switch starts a checkpoint of DBWR's
-    changed blocks (a DBWR that writes them only where a workload's datafiles are behind a buffer cache of
-    database.db_cache: USES 'datafiles'), and a buffered redo file system
-    reads back a partial last page within the circle of logs (sim/os/filesystem.py LogFile). With
-    neither, database.redo_log_size (and redo_log_groups, which only multiplies it) change nothing."""
+    changed blocks (which DBWR writes only for a workload whose datafiles sit behind a buffer cache of
+    database.db_cache: USES 'datafiles'), and a buffered redo file system reads back a partial last
+    page within the circle of logs (sim/os/filesystem.py LogFile). With neither,
+    database.redo_log_size (and redo_log_groups, which only multiplies it) change nothing."""
     db = spec.database
     path = PATHS[spec.os.redo_filesystem]
     checkpoints = "datafiles" in uses and db.db_cache is not None
