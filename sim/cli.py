@@ -31,6 +31,8 @@ def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
         if not eq or not key.strip():
             raise OltpsimError(f"--set {s!r}: expected KEY=VALUE, e.g. users=64 or database.db_cache='2 GB'")
         key = key.strip()
+        if not value.strip():   # (a shell variable that expanded to nothing, most often): never run with a null
+            raise OltpsimError(f"--set {s!r}: no value; expected KEY=VALUE (KEY=null leaves {key} at its default)")
         if key in out:   # the later one would silently win: almost always a slip in a long command
             raise OltpsimError(f"--set {key}: given twice ({out[key]!r}, then {value.strip()!r}); give it once")
         out[key] = value.strip()
@@ -191,6 +193,13 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:
         if setting not in varied:   # checked now, not after the whole sweep has run
             raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
+    if by and not plot_x:   # it only splits the plot's lines: without a plot it would be ignored
+        raise OltpsimError(f"--by {by[0]}: only with --plot SETTING (one line of the plot per value of {by[0]})")
+    if plot_x in by:
+        raise OltpsimError(f"--by {plot_x}: the setting --plot draws along; expected another varied setting: "
+                           f"{', '.join(k for k in varied if k != plot_x) or 'none'}")
+    if metric is not None:
+        _check_metric(metric)
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,
                    out=out or sw.default_out(scenario_file or f"{profile}-{workload}"), executor=kind,
                    workers=dask_local or jobs, scheduler=scheduler)
@@ -219,6 +228,22 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         res.files.append(path)
     for f in res.files:
         click.echo(f"wrote {f}", err=True)
+
+
+def _check_metric(metric: str) -> None:
+    """--metric names a figure a run can have, checked before the sweep runs (a workload's own
+    figures, extra.NAME, are known only from the results: checked again there)."""
+    from sim.config import suggest
+    from sim.result import FIGURE_PREFIXES, FIGURES, known_figure
+
+    if known_figure(metric):
+        return
+    hint = suggest(metric, FIGURES)
+    if not hint and "." not in metric:
+        hint = f" (a workload's own figure is named extra.{metric}, if the workload reports one)"
+    raise OltpsimError(f"--metric {metric}: no such figure{hint}; expected one of {', '.join(FIGURES)}, or a name "
+                       f"under {', '.join(p + 'NAME' for p in FIGURE_PREFIXES)} (e.g. extra.iops, "
+                       "wait.log file sync.time_s, device.array.iops)")
 
 
 @main.command()
@@ -283,12 +308,14 @@ def list_workloads():
 
 
 @main.command("settings")
-def list_settings():
+@click.option("--workload", help="only the settings this workload reads (the others are refused for it)")
+def list_settings(workload):
     """List the database, OS and run settings (--set database.db_cache='2 GB'), with defaults."""
-    from sim.scenario import ScenarioSpec
+    from sim.scenario import ScenarioSpec, accepted_settings
 
+    read = set(accepted_settings(workload)) if workload is not None else None
     for key, default, doc in _settings(ScenarioSpec):
-        if key.split(".")[0] in ("database", "os", "run"):
+        if key.split(".")[0] in ("database", "os", "run") and (read is None or key in read or key.startswith("run.")):
             click.echo(f"{key:52s} {default:>10s}  {doc}")
 
 

@@ -273,13 +273,31 @@ def make_folder(option: str, path: Path | str) -> Path:
     return Path(path)
 
 
-def read_yaml(path: Path | str) -> Any:
-    """Read a YAML file; a syntax error names the file and the line."""
+def read_text(path: Path | str) -> str:
+    """A text input file, refused as input when it cannot be read or is not UTF-8 text."""
     path = Path(path)
     try:
-        text = path.read_text()
+        return path.read_bytes().decode("utf-8")
     except OSError as exc:
-        raise OltpsimError(f"{path}: cannot read: {exc.strerror}") from None
+        raise OltpsimError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise OltpsimError(f"{path}: line {line}: got the byte {exc.object[exc.start:exc.start + 1]!r}; expected "
+                           "UTF-8 text (save the file as UTF-8)") from None
+
+
+def what_it_is(value: Any) -> str:
+    """What a YAML document turned out to be, for 'expected a mapping' messages."""
+    if value is None:
+        return "an empty document"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return f"{value!r}" if not isinstance(value, dict) else "a mapping"
+
+
+def read_yaml(path: Path | str) -> Any:
+    """Read a YAML file; a syntax error names the file and the line."""
+    text = read_text(path)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -118,6 +118,12 @@ def load_experiment(path: Path | str) -> ExperimentSpec:
 def select(ids: list[str] | None = None, quick: bool = False) -> list[ExperimentSpec]:
     """Experiments by id (prefixes allowed: 'tseries' selects every tseries.* experiment)."""
     paths = experiment_paths()
+    if isinstance(ids, str):   # select('tseries.rman'): one id, not its letters
+        ids = [ids]
+    for i in ids or []:
+        if not isinstance(i, str) or not i.strip():   # '' is a prefix of every id: it would select them all
+            raise OltpsimError(f"experiment id: got {i!r}; expected an experiment id or its prefix, e.g. tseries.rman "
+                               "or tseries (oltpsim experiments lists them)")
     if ids:
         chosen = []
         for i in ids:

@@ -96,6 +96,20 @@ class Result:
         return pd.DataFrame([self.flat()])
 
 
+# The figures flat() gives every run, whatever its workload (core/strand utilisation as their means), and
+# the prefixes of those that depend on the run: a workload's own figures (extra.iops), wait events
+# (wait.log file sync.time_s), response times (rt.new_order.p90) and devices (device.array.iops).
+FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "elapsed", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue",
+           "core_utilisation_mean", "strand_utilisation_mean", "simulated_time", "measured_time", "wall_time", "events")
+FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
+
+
+def known_figure(name: str) -> bool:
+    """Whether `name` can be a figure of a run: one every run has, or one under a prefix whose
+    names only the run knows (checked against the results once they exist)."""
+    return name in FIGURES or any(name.startswith(p) and len(name) > len(p) for p in FIGURE_PREFIXES)
+
+
 def _finite(x: Any) -> Any:
     if isinstance(x, float):
         return x if math.isfinite(x) else None

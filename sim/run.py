@@ -7,6 +7,7 @@ import time
 
 import simpy
 
+from sim.config import OltpsimError
 from sim.metrics import batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
@@ -21,6 +22,10 @@ def _events_scheduled(env) -> int:
 
 def run(scenario: Scenario, progress=None) -> Result:
     """Simulate a resolved scenario. `progress(fraction)` is called now and then if given."""
+    if not isinstance(scenario, Scenario):   # a notebook's slip: a mapping or a path instead of a Scenario
+        raise OltpsimError(f"run: scenario: got {type(scenario).__name__} {scenario!r:.80}; expected a resolved "
+                           "Scenario: scenario.load(path, overrides, profile=..., workload=...) or "
+                           "scenario.resolve(mapping)")
     t_wall = time.perf_counter()
     system = System(scenario)
     module = workloads.get(scenario.spec.workload)

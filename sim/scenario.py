@@ -14,14 +14,17 @@ Scenario YAML:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import workloads
 from sim import units
-from sim.config import OltpsimError, Source, build, dotted, param, parse_scalar, read_yaml, replace_path
+from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
+                        what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
+from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
 from sim.os.filesystem import PATHS
 
@@ -119,6 +122,9 @@ def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<comma
     """Apply --set style overrides: 'users=64' (a workload parameter) or 'database.db_cache=2 GB'.
     `source` is where the overrides were given, for the errors (an experiment row, a sweep point)."""
     for key, value in overrides.items():
+        if not isinstance(key, str) or not key:
+            raise Source(source).error(f"got the setting name {key!r}; expected a setting name such as users or "
+                                       "database.db_cache")
         if key in _SECTIONS:   # a plain key is a workload parameter, so this would read params.run: say what is meant
             raise Source(source, key).error(f"got {value!r}, but {key} is a section of the scenario, not one "
                                             f"setting; expected one of its keys, e.g. {_SECTIONS[key]}")
@@ -134,6 +140,9 @@ def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<comma
 def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Source | None = None) -> HardwareProfile:
     """load_profile, with a profile path that names no file refused as input (load_profile stats
     the file before reading it, so a missing one would end in a traceback)."""
+    if not isinstance(name_or_path, (str, Path)):
+        raise OltpsimError(f"profile: got {type(name_or_path).__name__} {name_or_path!r}; expected a built-in profile "
+                           "name (oltpsim profiles) or the path of a profile YAML")
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and not path.is_file():
         raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
@@ -156,7 +165,9 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
+    _refuse_unused_settings(data, spec, spec.workload, src, params)
     _refuse_unused_datafile_keys(data, spec, src)
+    _refuse_unused_redo_log_keys(data, spec, module.USES, src)
     check_devices(spec.database, profile.storage.device_names(), src)
     check = getattr(module, "check_scenario", None)
     if check is not None:
@@ -170,6 +181,109 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
 DATAFILE_KEYS = (("database", "data_device"), ("database", "datafiles"), ("database", "datafile_size"),
                  ("database", "disk_asynch_io"), ("database", "dbwr_io_slaves"), ("database", "dbwr_max_writes"),
                  ("database", "log_checkpoint_timeout"), ("os", "filesystem"), ("os", "page_replacement"))
+
+
+# The parts of the instance that only some workloads drive, each with the settings only it reads and why a
+# workload that does not drive it ignores them. A workload module names the parts it drives in USES.
+_PARALLEL_KEYS = tuple(f"database.parallel.{f.name}" for f in dataclasses.fields(ParallelSpec))
+INSTANCE_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "parallel": ("runs no parallel statement (no PX server is sized or started)", _PARALLEL_KEYS),
+    "redo": ("commits nothing (LGWR writes no redo)", (
+        "database.lgwr_instructions_per_write", "database.lgwr_sys_share", "database.redo_log_size",
+        "database.redo_log_groups", "os.redo_filesystem")),
+    "control_file": ("writes no control file", ("database.control_file_device",)),
+    "buffer_cache": ("reads no block through the buffer cache", ("database.db_cache",)),
+    "datafiles": ("reads and writes its data on a path of its own, not through datafiles and DBWR",
+                  tuple(f"{section}.{key}" for section, key in DATAFILE_KEYS)),
+}
+
+
+def _given(data: dict, dotted_key: str) -> tuple[bool, Any]:
+    """Whether a dotted key is given in a scenario mapping, and its value as given."""
+    node: Any = data
+    for part in dotted_key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def _default(cls: type, dotted_key: str) -> Any:
+    return next(d for k, d, _m in declared(cls) if k == dotted_key)
+
+
+def accepted_settings(workload: str) -> list[str]:
+    """The database and os settings a workload's run reads: all of them but those of the instance
+    parts it does not drive (INSTANCE_PARTS)."""
+    uses = workloads.get(workload).USES
+    unused = {k for part, (_why, keys) in INSTANCE_PARTS.items() if part not in uses for k in keys}
+    return [k for k, _d, _m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os") and k not in unused]
+
+
+def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: Source, params: Any = None) -> None:
+    """A database or os setting the workload never reads would change nothing: refused, with the
+    settings it does read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
+    as `oltpsim settings` lists it, is no change). A part the workload drives may be left idle by its
+    parameters (the module's idle(params): sqlldr's direct path commits nothing): its settings are
+    refused too, naming the parameter."""
+    module = workloads.get(workload)
+    idle = module.idle(params) if params is not None and hasattr(module, "idle") else {}
+    for part, (why, keys) in INSTANCE_PARTS.items():
+        if part in module.USES and part not in idle:
+            continue
+        for key in keys:
+            given, value = _given(data, key)
+            if not given or _built(spec, key) == _default(ScenarioSpec, key):
+                continue
+            section = key.split(".")[0]
+            others = [w for w in workloads.names() if part in workloads.get(w).USES]
+            accepted = [k for k in accepted_settings(workload) if k.startswith(section + ".")]
+            # (a close name among those it reads: a slip of the key rather than of the workload; 0.8, not
+            # suggest()'s 0.6, as every key here shares its section's prefix and many a '_size' suffix)
+            near = difflib.get_close_matches(key, accepted, n=1, cutoff=0.8)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            if part in idle:
+                raise Source(src.file, key).bad(
+                    value, f"no {key} for workload {workload} with params.{idle[part]}: the setting would change "
+                    f"nothing; leave it out, or change that parameter")
+            raise Source(src.file, key).bad(
+                value, f"no {key} for workload {workload}, which {why}: the setting would change nothing (it acts "
+                f"only in {', '.join(others)}); leave it out{hint}. The {section} settings {workload} reads "
+                f"(oltpsim settings --workload {workload}): "
+                f"{', '.join(accepted)}")
+
+
+def _built(spec: ScenarioSpec, dotted_key: str) -> Any:
+    obj: Any = spec
+    for part in dotted_key.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str, ...], src: Source) -> None:
+    """The size of the online logs acts in two places: a log switch starts a checkpoint of DBWR's
+    changed blocks (which DBWR writes only for a workload whose datafiles sit behind a buffer cache of
+    database.db_cache: USES 'datafiles'), and a buffered redo file system reads back a partial last
+    page within the circle of logs (sim/os/filesystem.py LogFile). With neither,
+    database.redo_log_size (and redo_log_groups, which only multiplies it) change nothing."""
+    db = spec.database
+    path = PATHS[spec.os.redo_filesystem]
+    checkpoints = "datafiles" in uses and db.db_cache is not None
+    if db.redo_log_size is not None and not checkpoints and not (path.caches and not path.direct_writes):
+        why = ("without a buffer cache size the data is all cached and there is no DBWR" if "datafiles" in uses
+               else f"workload {spec.workload} changes no block DBWR writes")
+        raise src.at("database").at("redo_log_size").bad(
+            _given(data, "database.redo_log_size")[1],
+            f"no database.redo_log_size here (os.redo_filesystem {spec.os.redo_filesystem}"
+            f"{'' if db.db_cache is not None else ', no database.db_cache'}): "
+            f"a log switch checkpoints DBWR's changed blocks, and {why}; the logs' size matters to the redo path "
+            "only on a buffered file system (its appends read back partial pages within the logs). "
+            + ("Give database.db_cache, or leave this key out" if "datafiles" in uses else "Leave this key out"))
+    if db.redo_log_size is None and _given(data, "database.redo_log_groups")[0] \
+            and db.redo_log_groups != _default(ScenarioSpec, "database.redo_log_groups"):
+        raise src.at("database").at("redo_log_groups").bad(
+            db.redo_log_groups, "no database.redo_log_groups without database.redo_log_size: the groups only "
+            "make a circle of logs of that size (give database.redo_log_size, or leave this key out)")
 
 
 def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:
@@ -190,11 +304,17 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     """Load a scenario YAML (or start from `fields`), apply overrides, and resolve it."""
     data: dict = {}
     source = "<command line>"
+    if path is not None and not isinstance(path, (str, Path)):   # a notebook's slip: say so, not a TypeError deep down
+        raise OltpsimError(f"scenario.load: path: got {type(path).__name__} {path!r}; expected the path of a scenario "
+                           "YAML or None (a scenario mapping goes to scenario.resolve(data))")
+    if overrides is not None and not (isinstance(overrides, dict) and all(isinstance(k, str) for k in overrides)):
+        raise OltpsimError(f"scenario.load: overrides: got {overrides!r}; expected a mapping of setting names to "
+                           "values, e.g. {'users': 64, 'database.db_cache': '2 GB'}")
     if path is not None:
         raw = read_yaml(path)
         source = str(path)
         if not isinstance(raw, dict):
-            raise OltpsimError(f"{path}: expected a mapping with profile, workload, params, ...")
+            raise OltpsimError(f"{path}: got {what_it_is(raw)}; expected a mapping with profile, workload, params, ...")
         data = raw
     for k, v in fields.items():
         if v is not None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
+import io
 import itertools
 import json
 import math
@@ -43,7 +44,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_yaml
+from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.scenario import TOP_KEYS, Scenario, apply_overrides, resolve, setting_path
@@ -67,6 +68,9 @@ def parse_vary(items: Iterable[str]) -> dict[str, list]:
         if key in out:
             raise OltpsimError(f"--vary {key}: given twice; list all its values in one --vary")
         values = parse_scalar(text) if text.startswith("[") else [parse_scalar(v.strip()) for v in text.split(",")]
+        if text.startswith("[") and not isinstance(values, list):   # '[8, 16' : a YAML list not closed
+            raise OltpsimError(f"--vary {item!r}: got {text!r}; expected a YAML list such as [8, 16, 32], or "
+                               "values separated by commas")
         if not isinstance(values, list) or not values or any(v is None for v in values):
             raise OltpsimError(f"--vary {item!r}: expected a comma-separated list of values, none of them empty")
         # 8 and 8.0 are one value (as a setting they run the same point)
@@ -89,13 +93,9 @@ def read_points(path: str | Path) -> list[dict]:
     """An explicit list of points: a YAML list of mappings, or a CSV with one column per setting."""
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        try:
-            with path.open(newline="") as f:
-                reader = csv.DictReader(f)
-                rows = list(reader)
-                header = [h.strip() for h in reader.fieldnames or []]
-        except OSError as exc:
-            raise OltpsimError(f"{path}: cannot read: {exc.strerror}") from None
+        reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+        rows = list(reader)
+        header = [h.strip() for h in reader.fieldnames or []]
         for i, h in enumerate(header):   # a column without a name, or named twice, would be silently dropped
             if not h or h in header[:i]:
                 raise OltpsimError(f"{path}: line 1, column {i + 1}: got {h!r}; expected a setting name not "
@@ -113,8 +113,9 @@ def read_points(path: str | Path) -> list[dict]:
         if isinstance(points, dict) and "points" in points:
             points = points["points"]
     if not isinstance(points, list) or not points or not all(isinstance(p, dict) and p for p in points):
-        raise OltpsimError(f"{path}: expected a non-empty list of points, each a mapping of settings "
-                           f"(YAML: '- {{users: 8, database.db_cache: 1 GB}}'; CSV: a header row of settings)")
+        raise OltpsimError(f"{path}: got {what_it_is(points)}; expected a non-empty list of points, each a mapping "
+                           "of settings (YAML: '- {users: 8, database.db_cache: 1 GB}'; CSV: a header row of "
+                           "settings)")
     for i, p in enumerate(points):
         for key in p:
             if not isinstance(key, str) or not key.strip():
@@ -320,10 +321,14 @@ class SweepResult:
 def _load_base(scenario: str | Path | dict, overrides: dict | None) -> tuple[dict, str]:
     if isinstance(scenario, dict):
         data, source = dict(scenario), "<scenario>"
+    elif not isinstance(scenario, (str, Path)):
+        raise OltpsimError(f"sweep: scenario: got {type(scenario).__name__} {scenario!r}; expected the path of a "
+                           "scenario YAML or a scenario mapping")
     else:
         data, source = read_yaml(scenario), str(scenario)
         if not isinstance(data, dict):
-            raise OltpsimError(f"{scenario}: expected a mapping with profile, workload, params, ...")
+            raise OltpsimError(f"{scenario}: got {what_it_is(data)}; expected a mapping with profile, workload, "
+                               "params, ...")
     return apply_overrides(data, overrides or {}), source
 
 
@@ -350,6 +355,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     """
     if vary and points is not None:
         raise OltpsimError("give settings to vary or a list of points, not both")
+    _check_arguments(vary, points, replications)
     base, source = _load_base(scenario, overrides)
     if isinstance(points, (str, Path)):
         points = read_points(points)
@@ -379,6 +385,20 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     result = SweepResult(out, table, varied, computed=len(todo), reused=reused, executor=ex.description)
     result.files = write_tables(result)
     return result
+
+
+def _check_arguments(vary, points, replications) -> None:
+    """What a notebook passes to sweep(), checked before anything is read or run."""
+    if vary is not None and not (isinstance(vary, dict) and all(
+            isinstance(k, str) and isinstance(v, (list, tuple)) and v for k, v in vary.items())):
+        raise OltpsimError(f"sweep: vary: got {vary!r}; expected a mapping of settings to non-empty lists of values, "
+                           "e.g. {'users': [8, 16, 32]}")
+    if points is not None and not isinstance(points, (str, Path)) and not (
+            isinstance(points, list) and all(isinstance(p, dict) for p in points)):
+        raise OltpsimError(f"sweep: points: got {points!r}; expected a list of mappings of settings, e.g. "
+                           "[{'users': 8}, {'users': 16}], or the path of a YAML or CSV file of them")
+    if isinstance(replications, bool) or not isinstance(replications, int):
+        raise OltpsimError(f"sweep: replications: got {replications!r}; expected a whole number, at least 1")
 
 
 def _record(run: Run, outcome: dict) -> dict:

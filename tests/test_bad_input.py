@@ -23,7 +23,7 @@ import workloads
 from sim import experiments as ex
 from sim import scenario as scenario_mod
 from sim.scenario import ScenarioSpec
-from sim.config import ConfigError, OltpsimError, Source, build, declared
+from sim.config import ConfigError, OltpsimError, Source, build, declared, parse_scalar
 from sim.hardware.profile import HardwareProfile, _builtin_dir, profile_names
 from sim.system import System
 
@@ -484,3 +484,207 @@ def test_data_larger_than_its_device_is_refused(workload, key, extra):
     assert "got '31 TB'; expected at most the capacity of device 'xtremio' that holds it, 30 TB" in str(info.value)
     sc = scenario_mod.load(None, {**extra, key: "30 TB"}, profile="xeon-e5-2643v3-2s", workload=workload)
     assert getattr(sc.params, key) == 30 * 2**40
+
+
+# ---------------------------------------------------------------- second pass (s14-input2)
+
+@pytest.mark.parametrize("sets, path, fragment", [
+    ({"database.db_cache": "100 B"}, "database.db_cache",
+     "at least 4 database blocks, 32 KB with database.block_size 8 KB"),
+    ({"database.db_cache": "31 KB"}, "database.db_cache", "got '31 KB'"),
+    ({"database.db_cache": "15 KB", "database.block_size": "4 KB"}, "database.db_cache",
+     "16 KB with database.block_size 4 KB"),
+    ({"database.log_buffer": "0 B"}, "database.log_buffer", "at least one redo log block, 512 B"),
+    ({"database.log_buffer": "511 B"}, "database.log_buffer", "got '511 B'"),
+])
+def test_a_buffer_cache_or_log_buffer_oracle_cannot_hold_is_refused(sets, path, fragment):
+    _refused(path, fragment, **{"users": "8", **sets})
+
+
+def test_the_smallest_buffer_cache_and_log_buffer_load():
+    sc = scenario_mod.load(None, {"users": "8", "database.db_cache": "32 KB", "database.log_buffer": "512 B"},
+                           profile="t5220", workload="tpcc")
+    assert sc.spec.database.db_cache == 32 * 1024 and sc.spec.database.log_buffer == 512
+
+
+@pytest.mark.parametrize("workload, sets, key, fragment", [
+    ("rman", {"channels": "1"}, "database.parallel.parallel_max_servers", "it acts only in create_index, ctas"),
+    ("tpcc", {"users": "8"}, "database.parallel.parallel_degree_policy", "runs no parallel statement"),
+    ("tpcc", {"users": "8"}, "database.control_file_device", "writes no control file"),
+    ("rman", {"channels": "1"}, "database.lgwr_sys_share", "commits nothing"),
+    ("create_index", {}, "os.redo_filesystem", "commits nothing"),
+    ("sqlldr", {}, "database.db_cache", "reads no block through the buffer cache"),
+    ("calibrate_io", {}, "database.db_cache", "reads no block through the buffer cache"),
+    ("ctas", {}, "os.filesystem", "not through datafiles and DBWR"),
+    ("slob", {"sessions": "4"}, "database.dbwr_max_writes", "not through datafiles and DBWR"),
+])
+def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, fragment):
+    value = {"database.parallel.parallel_max_servers": "8", "database.parallel.parallel_degree_policy": "auto",
+             "database.control_file_device": "internal", "database.lgwr_sys_share": "0.4",
+             "os.redo_filesystem": "ufs_buffered", "database.db_cache": "1 GB", "os.filesystem": "ufs_buffered",
+             "database.dbwr_max_writes": "8"}[key]
+    profile = "xeon-e5-2643v3-2s" if workload in ("slob", "calibrate_io") else "t5220"
+    if workload == "sqlldr":
+        sets = {"data_size": "1 GB"}
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
+    msg = str(info.value)
+    assert info.value.path == key and f"got {parse_scalar(value)!r}" in msg and fragment in msg, msg
+    section = key.split(".")[0]
+    accepted = scenario_mod.accepted_settings(workload)
+    assert key not in accepted and f"The {section} settings {workload} reads (oltpsim settings --workload " \
+        f"{workload}): " in msg, msg
+    assert all(k in msg for k in accepted if k.startswith(section + ".")), msg
+    # the default written out is no change (oltpsim settings lists it)
+    default = next(d for k, d, _m in declared(ScenarioSpec) if k == key)
+    if default is not None:
+        shown = default if isinstance(default, str) else str(default)
+        sc = scenario_mod.load(None, {**sets, key: shown}, profile=profile, workload=workload)
+        assert sc.spec.workload == workload
+
+
+@pytest.mark.parametrize("workload, profile, sets, key, value, param", [
+    ("sqlldr", "t5220", {"data_size": "1 GB", "direct": "true"}, "database.lgwr_sys_share", "0.3", "direct: true"),
+    ("slob", "xeon-e5-2643v3-2s", {"sessions": "4"}, "database.lgwr_sys_share", "0.3", "update_pct: 0"),
+    ("slob", "xeon-e5-2643v3-2s", {"sessions": "4", "read_path": "direct"}, "database.db_cache", "1 GB",
+     "read_path: direct"),
+    ("ctas", "t5220", {"in_memory": "false"}, "database.db_cache", "1 GB", "in_memory: false"),
+])
+def test_a_part_the_parameters_leave_idle_takes_no_settings(workload, profile, sets, key, value, param):
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
+    assert info.value.path == key and f"for workload {workload} with params.{param}" in str(info.value), str(info.value)
+    # with the parameter that uses the part, the same setting is taken
+    other = {"direct": "false", "update_pct": "10", "read_path": "sga", "in_memory": None}[param.split(":")[0]]
+    changed = {**sets, param.split(":")[0]: other}
+    sc = scenario_mod.load(None, {**{k: v for k, v in changed.items() if v is not None}, key: value}, profile=profile,
+                           workload=workload)
+    assert str(sc.describe()[key]) != str(_default_of(key)), key
+
+
+def _default_of(key: str):
+    return next(d for k, d, _m in declared(ScenarioSpec) if k == key)
+
+
+def test_every_workload_reads_the_settings_of_the_parts_it_drives():
+    # tpcc drives everything but PX and the control file; the parts named are INSTANCE_PARTS' own
+    for name in workloads.names():
+        uses = workloads.get(name).USES
+        assert set(uses) <= set(scenario_mod.INSTANCE_PARTS), (name, uses)
+    unread = set(k for k, _d, _m in declared(ScenarioSpec) if k.startswith(("database.", "os."))) - set(
+        scenario_mod.accepted_settings("tpcc"))
+    assert unread == {*scenario_mod._PARALLEL_KEYS, "database.control_file_device"}, unread
+    assert "database.control_file_device" in scenario_mod.accepted_settings("rman")
+
+
+def test_redo_log_size_without_checkpoints_or_a_buffered_redo_file_is_refused():
+    _refused("database.redo_log_size", "got '1 GB'", "no database.db_cache", "Give database.db_cache",
+             **{"users": "8", "database.redo_log_size": "1 GB"})
+    _refused("database.redo_log_groups", "got 4", "without database.redo_log_size",
+             **{"users": "8", "database.redo_log_groups": "4"})
+    # meaningful with a DBWR (log-switch checkpoints) or on a buffered redo file (the circle of logs)
+    for extra in ({"database.db_cache": "1 GB"}, {"os.redo_filesystem": "ufs_buffered"}):
+        sc = scenario_mod.load(None, {"users": "8", "database.redo_log_size": "1 GB", "database.redo_log_groups": "4",
+                                      **extra}, profile="t5220", workload="tpcc")
+        assert sc.spec.database.redo_log_size == 2**30 and sc.spec.database.redo_log_groups == 4
+    # slob commits but changes no block DBWR writes: a db_cache does not make the size mean anything
+    with pytest.raises(ConfigError, match="workload slob changes no block DBWR writes"):
+        scenario_mod.load(None, {"sessions": "4", "update_pct": "10", "database.db_cache": "1 GB",
+                                 "database.redo_log_size": "1 GB"}, profile="xeon-e5-2643v3-2s", workload="slob")
+
+
+def test_the_table_sqlldr_loads_must_fit_its_device():
+    # t5220: 'array' 6 x 146 GB mirrored = 438 GB, 'internal' 8 x 146 GB striped = 1.141 TB
+    _refused("params.data_size", "got '500 GB'", "device 'array' that holds the table loaded from it", "438 GB",
+             workload="sqlldr", data_size="500 GB")
+    _refused("params.data_size", "got '600 GB'", "holds both the input file and the table", "1.172 TB",
+             workload="sqlldr", data_size="600 GB", table_device="internal")
+    sc = scenario_mod.load(None, {"data_size": "400 GB"}, profile="t5220", workload="sqlldr")
+    assert sc.params.data_size == 400 * 2**30
+    sc = scenario_mod.load(None, {"data_size": "570 GB", "table_device": "internal"}, profile="t5220",
+                           workload="sqlldr")
+    assert sc.params.table_device == "internal"
+
+
+def test_notebook_calls_with_a_wrong_type_are_refused_clearly(tmp_path):
+    from sim import sweep as sw
+    from sim.run import run
+
+    calls = [
+        (lambda: scenario_mod.load(123), "scenario.load: path: got int 123"),
+        (lambda: scenario_mod.load(None, ["users=8"], profile="t5220", workload="tpcc"), "scenario.load: overrides"),
+        (lambda: scenario_mod.load(None, {8: 8}, profile="t5220", workload="tpcc"), "got {8: 8}"),
+        (lambda: run({"profile": "t5220", "workload": "tpcc"}), "run: scenario: got dict"),
+        (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": 8}, out=tmp_path / "a"),
+         "sweep: vary: got {'users': 8}"),
+        (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, points={"users": 8}, out=tmp_path / "b"),
+         "sweep: points"),
+        (lambda: sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": [8]}, replications="2",
+                          out=tmp_path / "c"), "sweep: replications: got '2'"),
+        (lambda: sw.sweep(5, vary={"users": [8]}, out=tmp_path / "d"), "sweep: scenario: got int 5"),
+        (lambda: scenario_mod.open_profile(5), "profile: got int 5"),
+        (lambda: ex.select([5]), "experiment id: got 5"),
+        (lambda: ex.select([""]), "experiment id: got ''"),   # a prefix of every id: it selected them all
+    ]
+    assert [e.id for e in ex.select("tseries.rman")] == ["tseries.rman"]   # one id, not its letters
+    for call, fragment in calls:
+        with pytest.raises(OltpsimError) as info:
+            call()
+        assert fragment in str(info.value), str(info.value)
+    assert not any(tmp_path.iterdir())   # nothing half-ran: no output folder was made
+
+
+@pytest.mark.parametrize("name, content, fragment", [
+    ("latin.yaml", b"profile: t5220\nworkload: tpcc\nname: \xff\n", "line 3: got the byte b'\\xff'; expected UTF-8"),
+    ("empty.yaml", b"", "got an empty document; expected a mapping"),
+    ("list.yaml", b"- profile: t5220\n", "got a list of 1 item; expected a mapping"),
+])
+def test_a_scenario_file_that_is_not_a_utf8_mapping_is_refused(tmp_path, name, content, fragment):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(OltpsimError) as info:
+        scenario_mod.load(path)
+    assert str(info.value).startswith(f"{path}: ") and fragment in str(info.value), str(info.value)
+
+
+def test_cli_second_pass_refusals(tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(b"users\n\xff\n")
+    folder = tmp_path / "a.yaml"
+    folder.mkdir()
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n")
+    base = ("--profile", "t5220", "--workload", "tpcc")
+    cases = [
+        (("run", str(tmp_path / "latin.csv")), "expected UTF-8 text"),
+        (("sweep", "-j", "1", *base, "--points", str(latin), "--out", str(tmp_path / "s1")), "line 2: got the byte"),
+        (("profile", "show", str(folder)), "cannot read: a folder"),
+        (("profile", "show", str(empty)), "got an empty document; expected a hardware profile"),
+        (("run", "--profile", str(empty), "--workload", "tpcc"), "got an empty document; expected a hardware profile"),
+        (("run", *base, "--set", "users="), "--set 'users=': no value"),
+        (("sweep", "-j", "1", *base, "--vary", "users=[8, 16", "--out", str(tmp_path / "s2")), "expected a YAML list"),
+        # an unknown figure is refused before anything runs, with the nearest one
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "tmp", "--out", str(tmp_path / "s3")),
+         "--metric tmp: no such figure (did you mean 'tpm'?)"),
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "iops", "--out", str(tmp_path / "s4")),
+         "named extra.iops"),
+        (("run", *base, "--set", "users=8", "--set", "database.parallel.parallel_max_servers=8"),
+         "no database.parallel.parallel_max_servers for workload tpcc"),
+        # --by splits a plot's lines: without --plot, or along the plotted setting, it would be ignored or fail late
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--by", "users", "--out", str(tmp_path / "s5")),
+         "--by users: only with --plot"),
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--plot", "users", "--by", "users", "--out",
+          str(tmp_path / "s6")), "--by users: the setting --plot draws along"),
+    ]
+    for args, fragment in cases:
+        out = _cli(*args)
+        assert out.returncode == 2, (args, out.stdout[-300:], out.stderr[-300:])
+        assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+    assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4", "s5", "s6"))
+    # the settings a workload reads, listed as the refusals name them
+    out = _cli("settings", "--workload", "rman")
+    listed = [line.split()[0] for line in out.stdout.splitlines()]
+    assert out.returncode == 0 and "database.control_file_device" in listed and "run.seed" in listed, out.stdout
+    assert not any(k.startswith("database.parallel.") or k == "database.db_cache" for k in listed), listed
+    out = _cli("settings", "--workload", "nosuch")
+    assert out.returncode == 2 and "unknown workload 'nosuch'" in out.stderr, out.stderr

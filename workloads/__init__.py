@@ -1,8 +1,10 @@
 """Workloads: each module turns parameters into work items for sessions.
 
 A workload module defines `Params` (a config dataclass: its parameters, with units and
-limits) and `Workload` (built with a System, its Params and a random generator). The
-registry maps the names people type to modules, imported only when used.
+limits), `Workload` (built with a System, its Params and a random generator) and `USES`,
+the parts of the instance it drives (sim/scenario.py INSTANCE_PARTS: a setting of a part
+it does not drive is refused, as it would change nothing). The registry maps the names
+people type to modules, imported only when used.
 """
 
 from __future__ import annotations

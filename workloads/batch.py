@@ -38,15 +38,19 @@ def device_checker(*keys: str, whole_blocks: tuple[str, ...] = (), fits: tuple[t
     return check_scenario
 
 
-def check_fits(spec, profile, src, key: str, size: float, device: str) -> None:
+def check_fits(spec, profile, src, key: str, size: float, device: str, what: str = "that holds it",
+               value: float | None = None) -> None:
     """Data larger than the device that holds it cannot be created (a 1 TB table on a 438 GB array
-    would otherwise run): refused, naming the size, the device and what it holds."""
+    would otherwise run): refused, naming the size, the device and what it holds. `what` says which
+    data the device holds and `value` is the key's own value where `size` is not (sqlldr: the loaded
+    table, or the input and the table on one device)."""
     capacity = profile.storage.capacity(device)
     if size > capacity:
         default = "" if key in spec.params else f" (the default: give a smaller {key})"
         raise src.at("params").at(key).bad(
-            format_quantity(size, "size"), f"at most the capacity of device {device!r} that holds it, "
-            f"{format_quantity(capacity, 'size')} (set by {profile.storage.capacity_keys(device)}){default}")
+            format_quantity(size if value is None else value, "size"), f"at most the capacity of device {device!r} "
+            f"{what}, {format_quantity(capacity, 'size')} (set by {profile.storage.capacity_keys(device)}){default}")
+
 
 
 def check_whole_blocks(spec, params, src, *keys: str) -> None:

@@ -43,6 +43,11 @@ KNEE_GAIN = 0.05
 IOS_PER_FILE = 32
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): reads into process memory: no
+# buffer cache, no commits, no PX servers.
+USES = ()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     num_physical_disks: int = param("approximate number of physical disks (CALIBRATE_IO's first argument)",

@@ -43,6 +43,11 @@ SYS_SHARE = 0.4                     # fitted: tseries.create_index, parallel_ser
 MPKI = 4.0
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): one parallel statement;
+# direct-path writes, no commits.
+USES = ("parallel",)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params(StatementParams):
     table_size: float = param("size of the table indexed", kind="size", default="2 GB", positive=True)

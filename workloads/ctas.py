@@ -34,6 +34,19 @@ SYS_SHARE = 0.1
 MPKI = 4.0
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): one parallel statement; the
+# buffer cache size decides an in-memory scan under auto DOP.
+USES = ("parallel", "buffer_cache")
+
+
+def idle(params) -> dict[str, str]:
+    """The parts of USES these parameters leave idle, each with the parameter that says so."""
+    if params.in_memory is None:
+        return {}
+    return {"buffer_cache": f"in_memory: {str(params.in_memory).lower()} (given, the buffer cache size no longer "
+                            "decides whether the scan is in memory)"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params(StatementParams):
     table_size: float = param("size of the source table", kind="size", default="10 GB", positive=True)

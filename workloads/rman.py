@@ -52,6 +52,11 @@ CONTROL_FILE_WRITE = 16 * 1024.0
 READ_SIZE = 1.0 * MB
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): backup pieces are control-file
+# transactions; no commits, no buffer cache.
+USES = ("control_file",)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     channels: int = param("RMAN channels (configure device type disk parallelism N)", minimum=1)

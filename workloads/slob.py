@@ -47,6 +47,21 @@ SYS_SHARE = 0.3                   # estimate
 ASYNC_IO_INSTRUCTIONS = 15_000.0  # estimate: io_submit + io_getevents + block layer per 8 KB read
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): UPDATE_PCT commits; read_path
+# sga reads through the buffer cache (its own read path, not DBWR's datafiles).
+USES = ("redo", "buffer_cache")
+
+
+def idle(params) -> dict[str, str]:
+    """The parts of USES these parameters leave idle, each with the parameter that says so."""
+    out = {}
+    if params.update_pct == 0:
+        out["redo"] = "update_pct: 0 (no operation updates a block, so none commits)"
+    if params.read_path == "direct":
+        out["buffer_cache"] = "read_path: direct (blocks are read into the PGA, not through the buffer cache)"
+    return out
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     sessions: int = param("SLOB sessions (dedicated server processes), no think time", minimum=1)

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
-from workloads.batch import MB, BatchWorkload, device_checker
+from sim.units import format_quantity
+from workloads.batch import MB, BatchWorkload, check_fits, device_checker
 
 CONVENTIONAL_INSTRUCTIONS_PER_MB = 8.15e7  # fitted: tseries.sqlldr, conventional
 DIRECT_INSTRUCTIONS_PER_MB = 5.3e7         # fitted: tseries.sqlldr, direct
@@ -41,6 +42,17 @@ REDO_PER_BYTE = 1.1
 SYS_SHARE = 0.08
 MPKI = 2.0
 BUFFER = 16.0 * MB
+
+
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): the conventional path commits
+# each array (LGWR); the table is written straight to its device.
+USES = ("redo",)
+
+
+def idle(params) -> dict[str, str]:
+    """The parts of USES these parameters leave idle, each with the parameter that says so."""
+    return {"redo": "direct: true (a direct path load writes no redo for its data and commits nothing)"} \
+        if params.direct else {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,7 +72,22 @@ class Params:
             raise src.at("parallel").bad(self.parallel, "false unless direct is true (parallel applies to direct path)")
 
 
-check_scenario = device_checker("input_device", "table_device", fits=(("data_size", "input_device"),))
+_check_devices = device_checker("input_device", "table_device")
+
+
+def check_scenario(spec, profile, params: Params, src: Source) -> None:
+    """The input file must fit its device, and so must the loaded table, which is as large as its input here
+    (each input byte is written to the table's device: _session); on one device, both together."""
+    _check_devices(spec, profile, params, src)
+    size = params.data_size
+    if params.input_device == params.table_device:
+        check_fits(spec, profile, src, "data_size", 2 * size, params.table_device,
+                   f"that holds both the input file and the table loaded from it ({format_quantity(2 * size, 'size')}"
+                   "; the table is as large as its input: each input byte is written to it)", value=size)
+        return
+    check_fits(spec, profile, src, "data_size", size, params.input_device, "that holds the input file")
+    check_fits(spec, profile, src, "data_size", size, params.table_device, "that holds the table loaded from it "
+               "(as large as its input: each input byte is written to the table)")
 
 
 class Workload(BatchWorkload):

@@ -89,6 +89,11 @@ CLIENT_WORKING_SET = 64 * 1024.0
 CLIENT_SHARE = 0.15
 
 
+# The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): commits (LGWR), reads through
+# the buffer cache, its datafiles and DBWR.
+USES = ("redo", "buffer_cache", "datafiles")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
     users: int = param("terminals, each with its own dedicated server session", minimum=1)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sim.config import Source, param
+from sim.units import format_quantity
 from sim.db.checkpoint import CachedBlockCheckpoints, LogSwitchCheckpoints
 from sim.db.dbwr import DatabaseWriter
 from sim.db import px
@@ -18,6 +19,15 @@ from sim.metrics import WaitEvents
 # DB_BLOCK_SIZE), a power of two, as the nonstandard-size caches DB_2K/4K/8K/16K/32K_CACHE_SIZE list them;
 # "32-bit operating systems support a maximum DB_BLOCK_SIZE value of 16384" (11.2 Reference): scenario.py.
 BLOCK_SIZES = ("2 KB", "4 KB", "8 KB", "16 KB", "32 KB")
+# The smallest buffer cache Oracle takes: DB_BLOCK_BUFFERS "Range of values: 4 to an operating system
+# specific maximum" (Oracle8i Reference 8.1.6, DB_BLOCK_BUFFERS); from 9i db_cache_size is rounded up to
+# whole granules (4 MB or more), so 4 blocks is the least any release holds.
+MIN_CACHE_BLOCKS = 4
+# The smallest log buffer: the log buffer is a circle of redo log blocks, written by LGWR to the log files in
+# the same 512-byte blocks (the redo block size on Solaris and Linux: ORA-00336's 'log file size 4096 blocks
+# is less than minimum 8192 blocks' for a 2 MB file, 10.2); less than one such block holds no redo at all.
+# (The 8i-10.1 References give LOG_BUFFER's range as 'operating system-dependent'; 11.2 raises it to 2 MB.)
+REDO_BLOCK = 512
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +88,18 @@ class DatabaseSpec:
                                             default=None)
 
     def check(self, src: Source) -> None:
+        if self.db_cache is not None and self.db_cache < MIN_CACHE_BLOCKS * self.block_size:
+            least = format_quantity(MIN_CACHE_BLOCKS * self.block_size, "size")
+            raise src.at("db_cache").bad(
+                format_quantity(self.db_cache, "size"),
+                f"at least {MIN_CACHE_BLOCKS} database blocks, {least} with database.block_size "
+                f"{format_quantity(self.block_size, 'size')} (Oracle's smallest buffer cache: DB_BLOCK_BUFFERS from 4, "
+                "Oracle8i Reference; later releases round up to whole granules of 4 MB or more)")
+        if self.log_buffer < REDO_BLOCK:
+            raise src.at("log_buffer").bad(
+                format_quantity(self.log_buffer, "size"),
+                f"at least one redo log block, {REDO_BLOCK} B (the log buffer holds redo in 512-byte log blocks; "
+                "Oracle 11.2's smallest LOG_BUFFER is 2 MB)")
         if self.oracle_bits == 32 and self.db_cache is not None and self.sga > SGA_LIMIT_32:
             raise src.at("db_cache").bad(
                 f"{self.db_cache / 2**30:.2f} GB",

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from sim.config import OltpsimError, Source, build, param, read_yaml, suggest
+from sim.config import OltpsimError, Source, build, param, read_yaml, suggest, what_it_is
 from sim.units import format_quantity
 
 
@@ -306,4 +306,8 @@ def _profile_path(name_or_path: str | Path) -> Path:
 def _load(path: str, _mtime_ns: int, _size: int) -> HardwareProfile:
     # Profiles are frozen, so a sweep of thousands of points may share one parse; the file's
     # mtime and size in the key make an edited profile load afresh.
-    return build(HardwareProfile, read_yaml(Path(path)), Source(path))
+    data = read_yaml(Path(path))
+    if not isinstance(data, dict):   # (build() reads an empty section as all defaults: not a whole profile file)
+        raise OltpsimError(f"{path}: got {what_it_is(data)}; expected a hardware profile: a mapping with name, "
+                           "description, os, cpu, memory, storage, as the built-in ones in hardware_profiles/ are")
+    return build(HardwareProfile, data, Source(path))
