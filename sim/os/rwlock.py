@@ -12,7 +12,13 @@ lock (VERITAS File System Administrator's Guide, "Avoiding kernel write locks").
 
 Solaris rwlocks prefer writers: a waiting writer blocks new readers, and when a writer
 releases, the next waiting writer goes first; readers are let in together when no writer
-waits. Per acquire and release the work is O(1) (plus waking the waiting readers at once).
+waits (the Solaris 2.6-era kernel, rwlock.c 1.55 96/09/10 SMI: rw_enter as reader sleeps
+while `writewanted` is set; rw_exit_wakeup from a writer releases one waiting writer if
+`writewanted`, else every waiting reader; the last reader out releases a writer). UFS takes
+this lock as the inode's i_rwlock, writer for a write (direct or not) and reader for a read,
+until Solaris 8 1/01 let direct rewrites share it ("Improved UFS Direct I/O Concurrency",
+Solaris 8 System Administration Supplement). Per acquire and release the work is O(1)
+(plus waking the waiting readers at once).
 
 Statistics are time-weighted (Law's method: areas under the level curves): the fraction of
 time a writer holds the lock, the mean number of readers holding it, the mean numbers of
