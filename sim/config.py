@@ -178,8 +178,9 @@ def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> flo
     return out
 
 
-def suggest(word: str, known: typing.Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=0.6)
+def suggest(word: str, known: typing.Iterable[str], cutoff: float = 0.6) -> str:
+    """' (did you mean X?)' for the known name closest to `word` (difflib's ratio at least `cutoff`), else ''."""
+    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=cutoff)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -14,7 +14,6 @@ Scenario YAML:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +21,7 @@ from typing import Any, Literal
 import workloads
 from sim import units
 from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
-                        what_it_is)
+                        suggest, what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
@@ -240,8 +239,7 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: 
             accepted = [k for k in accepted_settings(workload) if k.startswith(section + ".")]
             # (a close name among those it reads: a slip of the key rather than of the workload; 0.8, not
             # suggest()'s 0.6, as every key here shares its section's prefix and many a '_size' suffix)
-            near = difflib.get_close_matches(key, accepted, n=1, cutoff=0.8)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            hint = suggest(key, accepted, cutoff=0.8)
             if part in idle:
                 raise Source(src.file, key).bad(
                     value, f"no {key} for workload {workload} with params.{idle[part]}: the setting would change "
