@@ -688,3 +688,21 @@ def test_cli_second_pass_refusals(tmp_path):
     assert not any(k.startswith("database.parallel.") or k == "database.db_cache" for k in listed), listed
     out = _cli("settings", "--workload", "nosuch")
     assert out.returncode == 2 and "unknown workload 'nosuch'" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("plot_x, by, fragment", [
+    ("warehouses", (), "--plot warehouses: not a varied setting; varied: users, database.db_cache"),
+    ("users", ("think_time",), "--by think_time: not a varied setting"),
+    (None, ("users",), "--by users: only with --plot SETTING"),
+    ("users", ("users",), "--by users: the setting --plot draws along; expected another varied setting: "
+                          "database.db_cache"),
+])
+def test_sweep_plot_and_by_must_name_other_varied_settings(plot_x, by, fragment):
+    from sim.cli import _check_plot
+
+    varied = ["users", "database.db_cache"]
+    _check_plot("users", ("database.db_cache",), varied)     # a plot along users, a line per cache size
+    _check_plot(None, (), varied)
+    with pytest.raises(OltpsimError) as info:
+        _check_plot(plot_x, by, varied)
+    assert fragment in str(info.value), str(info.value)
