@@ -513,7 +513,7 @@ def test_the_smallest_buffer_cache_and_log_buffer_load():
     ("tpcc", {"users": "8"}, "database.control_file_device", "writes no control file"),
     ("rman", {"channels": "1"}, "database.lgwr_sys_share", "commits nothing"),
     ("create_index", {}, "os.redo_filesystem", "commits nothing"),
-    ("sqlldr", {}, "database.db_cache", "reads no block through the buffer cache"),
+    ("sqlldr", {"data_size": "1 GB"}, "database.db_cache", "reads no block through the buffer cache"),
     ("calibrate_io", {}, "database.db_cache", "reads no block through the buffer cache"),
     ("ctas", {}, "os.filesystem", "not through datafiles and DBWR"),
     ("slob", {"sessions": "4"}, "database.dbwr_max_writes", "not through datafiles and DBWR"),
@@ -524,8 +524,6 @@ def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, frag
              "os.redo_filesystem": "ufs_buffered", "database.db_cache": "1 GB", "os.filesystem": "ufs_buffered",
              "database.dbwr_max_writes": "8"}[key]
     profile = "xeon-e5-2643v3-2s" if workload in ("slob", "calibrate_io") else "t5220"
-    if workload == "sqlldr":
-        sets = {"data_size": "1 GB"}
     with pytest.raises(ConfigError) as info:
         scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
     msg = str(info.value)
