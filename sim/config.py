@@ -275,10 +275,12 @@ def make_folder(option: str, path: Path | str) -> Path:
 
 
 def read_text(path: Path | str) -> str:
-    """A text input file, refused as input when it cannot be read or is not UTF-8 text."""
+    """A text input file, refused as input when it cannot be read or is not UTF-8 text. A leading
+    byte-order mark (what Excel's 'CSV UTF-8' writes) is dropped: kept, it became part of the first
+    CSV column's name, refused as an unknown setting that prints as the right one."""
     path = Path(path)
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise OltpsimError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
