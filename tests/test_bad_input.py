@@ -622,6 +622,7 @@ def test_notebook_calls_with_a_wrong_type_are_refused_clearly(tmp_path):
         (lambda: sw.sweep(5, vary={"users": [8]}, out=tmp_path / "d"), "sweep: scenario: got int 5"),
         (lambda: scenario_mod.open_profile(5), "profile: got int 5"),
         (lambda: ex.select([5]), "experiment id: got 5"),
+        (lambda: ex.select(5), "experiment ids: got 5; expected a list"),
         (lambda: ex.select([""]), "experiment id: got ''"),   # a prefix of every id: it selected them all
     ]
     assert [e.id for e in ex.select("tseries.rman")] == ["tseries.rman"]   # one id, not its letters
