@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sim.config import OltpsimError, declared, format_setting, make_folder, parse_scalar
+from sim.config import OltpsimError, declared, format_setting, make_folder, parse_scalar, suggest
 
 
 class _Group(click.Group):
@@ -189,15 +189,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     kind = "dask" if (scheduler or dask_local) else "process"
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
-    varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
-    for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:
-        if setting not in varied:   # checked now, not after the whole sweep has run
-            raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
-    if by and not plot_x:   # it only splits the plot's lines: without a plot it would be ignored
-        raise OltpsimError(f"--by {by[0]}: only with --plot SETTING (one line of the plot per value of {by[0]})")
-    if plot_x in by:
-        raise OltpsimError(f"--by {plot_x}: the setting --plot draws along; expected another varied setting: "
-                           f"{', '.join(k for k in varied if k != plot_x) or 'none'}")
+    _check_plot(plot_x, by, list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p)))
     if metric is not None:
         _check_metric(metric)
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,
@@ -207,8 +199,6 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
                f"finished in {res.out / 'points.jsonl'}", err=True)
     m = metric or res.metric
     if m not in res.table:
-        from sim.config import suggest
-
         raise OltpsimError(f"--metric {m}: no such figure{suggest(m, res.table.columns)}; the results are saved in "
                            f"{res.out} (columns of results.csv)")
     summ = res.summary([m])
@@ -230,10 +220,21 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         click.echo(f"wrote {f}", err=True)
 
 
+def _check_plot(plot_x: str | None, by: tuple[str, ...], varied: list[str]) -> None:
+    """--plot and --by name varied settings, checked now, not after the whole sweep has run."""
+    for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:
+        if setting not in varied:
+            raise OltpsimError(f"{opt} {setting}: not a varied setting; varied: {', '.join(varied) or 'none'}")
+    if by and not plot_x:   # it only splits the plot's lines: without a plot it would be ignored
+        raise OltpsimError(f"--by {by[0]}: only with --plot SETTING (one line of the plot per value of {by[0]})")
+    if plot_x in by:
+        raise OltpsimError(f"--by {plot_x}: the setting --plot draws along; expected another varied setting: "
+                           f"{', '.join(k for k in varied if k != plot_x) or 'none'}")
+
+
 def _check_metric(metric: str) -> None:
     """--metric names a figure a run can have, checked before the sweep runs (a workload's own
     figures, extra.NAME, are known only from the results: checked again there)."""
-    from sim.config import suggest
     from sim.result import FIGURE_PREFIXES, FIGURES, known_figure
 
     if known_figure(metric):

@@ -178,8 +178,9 @@ def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> flo
     return out
 
 
-def suggest(word: str, known: typing.Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=0.6)
+def suggest(word: str, known: typing.Iterable[str], cutoff: float = 0.6) -> str:
+    """' (did you mean X?)' for the known name closest to `word` (difflib's ratio at least `cutoff`), else ''."""
+    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=cutoff)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -274,10 +275,12 @@ def make_folder(option: str, path: Path | str) -> Path:
 
 
 def read_text(path: Path | str) -> str:
-    """A text input file, refused as input when it cannot be read or is not UTF-8 text."""
+    """A text input file, refused as input when it cannot be read or is not UTF-8 text. A leading
+    byte-order mark (what Excel's 'CSV UTF-8' writes) is dropped: kept, it became part of the first
+    CSV column's name, refused as an unknown setting that prints as the right one."""
     path = Path(path)
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise OltpsimError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -115,11 +115,15 @@ def load_experiment(path: Path | str) -> ExperimentSpec:
     return build(ExperimentSpec, read_yaml(path), Source(str(path)))
 
 
-def select(ids: list[str] | None = None, quick: bool = False) -> list[ExperimentSpec]:
-    """Experiments by id (prefixes allowed: 'tseries' selects every tseries.* experiment)."""
+def select(ids: list[str] | str | None = None, quick: bool = False) -> list[ExperimentSpec]:
+    """Experiments by id: a list of ids, one id, or None for all (prefixes allowed: 'tseries'
+    selects every tseries.* experiment)."""
     paths = experiment_paths()
     if isinstance(ids, str):   # select('tseries.rman'): one id, not its letters
         ids = [ids]
+    if ids is not None and not isinstance(ids, (list, tuple)):   # select(5) was a TypeError: int is not iterable
+        raise OltpsimError(f"experiment ids: got {ids!r}; expected a list of experiment ids or prefixes, one id, "
+                           "or None for all of them (oltpsim experiments lists them)")
     for i in ids or []:
         if not isinstance(i, str) or not i.strip():   # '' is a prefix of every id: it would select them all
             raise OltpsimError(f"experiment id: got {i!r}; expected an experiment id or its prefix, e.g. tseries.rman "

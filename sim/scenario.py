@@ -14,7 +14,6 @@ Scenario YAML:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +21,7 @@ from typing import Any, Literal
 import workloads
 from sim import units
 from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
-                        what_it_is)
+                        suggest, what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
@@ -165,7 +164,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
-    _refuse_unused_settings(data, spec, spec.workload, src, params)
+    _refuse_unused_settings(data, spec, params, src)
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
     check_devices(spec.database, profile.storage.device_names(), src)
@@ -178,9 +177,9 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
 # Without database.db_cache the data is all cached: no datafiles are read through a file system (nor
 # kept in its page cache) and there is no DBWR (sim/system.py, sim/db/instance.py), so a value given
 # for these would be ignored.
-DATAFILE_KEYS = (("database", "data_device"), ("database", "datafiles"), ("database", "datafile_size"),
-                 ("database", "disk_asynch_io"), ("database", "dbwr_io_slaves"), ("database", "dbwr_max_writes"),
-                 ("database", "log_checkpoint_timeout"), ("os", "filesystem"), ("os", "page_replacement"))
+DATAFILE_KEYS = ("database.data_device", "database.datafiles", "database.datafile_size", "database.disk_asynch_io",
+                 "database.dbwr_io_slaves", "database.dbwr_max_writes", "database.log_checkpoint_timeout",
+                 "os.filesystem", "os.page_replacement")
 
 
 # The parts of the instance that only some workloads drive, each with the settings only it reads and why a
@@ -193,8 +192,7 @@ INSTANCE_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "database.redo_log_groups", "os.redo_filesystem")),
     "control_file": ("writes no control file", ("database.control_file_device",)),
     "buffer_cache": ("reads no block through the buffer cache", ("database.db_cache",)),
-    "datafiles": ("reads and writes its data on a path of its own, not through datafiles and DBWR",
-                  tuple(f"{section}.{key}" for section, key in DATAFILE_KEYS)),
+    "datafiles": ("reads and writes its data on a path of its own, not through datafiles and DBWR", DATAFILE_KEYS),
 }
 
 
@@ -220,14 +218,15 @@ def accepted_settings(workload: str) -> list[str]:
     return [k for k, _d, _m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os") and k not in unused]
 
 
-def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: Source, params: Any = None) -> None:
+def _refuse_unused_settings(data: dict, spec: ScenarioSpec, params: Any, src: Source) -> None:
     """A database or os setting the workload never reads would change nothing: refused, with the
     settings it does read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
     as `oltpsim settings` lists it, is no change). A part the workload drives may be left idle by its
     parameters (the module's idle(params): sqlldr's direct path commits nothing): its settings are
     refused too, naming the parameter."""
+    workload = spec.workload
     module = workloads.get(workload)
-    idle = module.idle(params) if params is not None and hasattr(module, "idle") else {}
+    idle = module.idle(params) if hasattr(module, "idle") else {}
     for part, (why, keys) in INSTANCE_PARTS.items():
         if part in module.USES and part not in idle:
             continue
@@ -240,13 +239,12 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, workload: str, src: 
             accepted = [k for k in accepted_settings(workload) if k.startswith(section + ".")]
             # (a close name among those it reads: a slip of the key rather than of the workload; 0.8, not
             # suggest()'s 0.6, as every key here shares its section's prefix and many a '_size' suffix)
-            near = difflib.get_close_matches(key, accepted, n=1, cutoff=0.8)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            hint = suggest(key, accepted, cutoff=0.8)
             if part in idle:
-                raise Source(src.file, key).bad(
+                raise src.at(key).bad(
                     value, f"no {key} for workload {workload} with params.{idle[part]}: the setting would change "
                     f"nothing; leave it out, or change that parameter")
-            raise Source(src.file, key).bad(
+            raise src.at(key).bad(
                 value, f"no {key} for workload {workload}, which {why}: the setting would change nothing (it acts "
                 f"only in {', '.join(others)}); leave it out{hint}. The {section} settings {workload} reads "
                 f"(oltpsim settings --workload {workload}): "
@@ -287,15 +285,15 @@ def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str
 
 
 def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:
+    """A datafile setting (DATAFILE_KEYS) without database.db_cache would change nothing: refused
+    (the default written out, as `oltpsim settings` lists it, is no change to ignore)."""
     if spec.database.db_cache is not None:
         return
-    for section, key in DATAFILE_KEYS:
-        given = data.get(section)
-        default = next(f.default for f in dataclasses.fields(getattr(spec, section)) if f.name == key)
-        # (the default written out, as `oltpsim settings` lists it, is no change to ignore)
-        if isinstance(given, dict) and key in given and getattr(getattr(spec, section), key) != default:
-            raise src.at(section).at(key).bad(
-                given[key], f"no {section}.{key} without database.db_cache: with no buffer cache size the data "
+    for key in DATAFILE_KEYS:
+        given, value = _given(data, key)
+        if given and _built(spec, key) != _default(ScenarioSpec, key):
+            raise src.at(key).bad(
+                value, f"no {key} without database.db_cache: with no buffer cache size the data "
                 "is all cached, no datafile is read or written and there is no DBWR, so it would change nothing "
                 "(give database.db_cache, or leave this key out)")
 

@@ -513,7 +513,7 @@ def test_the_smallest_buffer_cache_and_log_buffer_load():
     ("tpcc", {"users": "8"}, "database.control_file_device", "writes no control file"),
     ("rman", {"channels": "1"}, "database.lgwr_sys_share", "commits nothing"),
     ("create_index", {}, "os.redo_filesystem", "commits nothing"),
-    ("sqlldr", {}, "database.db_cache", "reads no block through the buffer cache"),
+    ("sqlldr", {"data_size": "1 GB"}, "database.db_cache", "reads no block through the buffer cache"),
     ("calibrate_io", {}, "database.db_cache", "reads no block through the buffer cache"),
     ("ctas", {}, "os.filesystem", "not through datafiles and DBWR"),
     ("slob", {"sessions": "4"}, "database.dbwr_max_writes", "not through datafiles and DBWR"),
@@ -524,8 +524,6 @@ def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, frag
              "os.redo_filesystem": "ufs_buffered", "database.db_cache": "1 GB", "os.filesystem": "ufs_buffered",
              "database.dbwr_max_writes": "8"}[key]
     profile = "xeon-e5-2643v3-2s" if workload in ("slob", "calibrate_io") else "t5220"
-    if workload == "sqlldr":
-        sets = {"data_size": "1 GB"}
     with pytest.raises(ConfigError) as info:
         scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
     msg = str(info.value)
@@ -624,6 +622,7 @@ def test_notebook_calls_with_a_wrong_type_are_refused_clearly(tmp_path):
         (lambda: sw.sweep(5, vary={"users": [8]}, out=tmp_path / "d"), "sweep: scenario: got int 5"),
         (lambda: scenario_mod.open_profile(5), "profile: got int 5"),
         (lambda: ex.select([5]), "experiment id: got 5"),
+        (lambda: ex.select(5), "experiment ids: got 5; expected a list"),
         (lambda: ex.select([""]), "experiment id: got ''"),   # a prefix of every id: it selected them all
     ]
     assert [e.id for e in ex.select("tseries.rman")] == ["tseries.rman"]   # one id, not its letters
@@ -688,3 +687,35 @@ def test_cli_second_pass_refusals(tmp_path):
     assert not any(k.startswith("database.parallel.") or k == "database.db_cache" for k in listed), listed
     out = _cli("settings", "--workload", "nosuch")
     assert out.returncode == 2 and "unknown workload 'nosuch'" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("plot_x, by, fragment", [
+    ("warehouses", (), "--plot warehouses: not a varied setting; varied: users, database.db_cache"),
+    ("users", ("think_time",), "--by think_time: not a varied setting"),
+    (None, ("users",), "--by users: only with --plot SETTING"),
+    ("users", ("users",), "--by users: the setting --plot draws along; expected another varied setting: "
+                          "database.db_cache"),
+])
+def test_sweep_plot_and_by_must_name_other_varied_settings(plot_x, by, fragment):
+    from sim.cli import _check_plot
+
+    varied = ["users", "database.db_cache"]
+    _check_plot("users", ("database.db_cache",), varied)     # a plot along users, a line per cache size
+    _check_plot(None, (), varied)
+    with pytest.raises(OltpsimError) as info:
+        _check_plot(plot_x, by, varied)
+    assert fragment in str(info.value), str(info.value)
+
+
+def test_a_points_file_with_a_byte_order_mark_reads_its_first_column(tmp_path):
+    # Excel's "CSV UTF-8" starts with a byte-order mark: it was read into the first setting's
+    # name ('\ufeffusers', refused as unknown while printing as 'users')
+    from sim import sweep as sw
+
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbfusers,think_time\n8,0 s\n")
+    assert sw.read_points(tmp_path / "bom.csv") == [{"users": 8, "think_time": "0 s"}]
+    (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbf- {users: 8}\n")
+    assert sw.read_points(tmp_path / "bom.yaml") == [{"users": 8}]
+    (tmp_path / "bad.csv").write_bytes(b"\xef\xbb\xbfusers\n8\n\xff\n")   # a bad byte still names its line
+    with pytest.raises(OltpsimError, match=r"line 3: got the byte b'\\xff'"):
+        sw.read_points(tmp_path / "bad.csv")

@@ -127,6 +127,26 @@ class _Cpu:
         return self.env.timeout(0.0)
 
 
+class _Files:
+    """Datafiles for DBWR alone: each write takes 10 ms; remembers the batch sizes and ranges DBWR
+    asks files for and the order of the files written. A buffer goes to the first file of its
+    range (0 with none) unless `pick(n)` picks the files."""
+
+    def __init__(self, env, pick=None):
+        self.env, self.pick, self.batches, self.asked, self.order = env, pick, [], [], []
+
+    def pick_files(self, n, ranges=None):
+        self.batches.append(n)
+        self.asked.append(None if ranges is None else list(ranges))
+        if self.pick is not None:
+            return self.pick(n)
+        return [0 if r is None else r[0] for r in (ranges or [None] * n)]
+
+    def write_then(self, file, done):
+        self.order.append(file)
+        self.env.timeout(0.01).callbacks.append(lambda _e: done())
+
+
 def _fs(path, page_hit, files=2):
     from sim.os.filesystem import PATHS, FileSystem
     env = simpy.Environment()
@@ -230,20 +250,9 @@ def test_dbwr_writes_a_backlog_in_bounded_batches_each_in_file_order():
     from sim.db.dbwr import WRITE_BATCH, DatabaseWriter
     from sim.metrics import WaitEvents
 
-    class Files:
-        def __init__(self, env):
-            self.env, self.order, self.batches = env, [], []
-            self.rng = np.random.default_rng(3)
-
-        def pick_files(self, n, ranges=None):
-            self.batches.append(n)
-            return self.rng.integers(7, size=n).tolist()
-
-        def write_then(self, file, done):
-            self.order.append(file)
-            self.env.timeout(0.01).callbacks.append(lambda _e: done())
     env = simpy.Environment()
-    files = Files(env)
+    rng = np.random.default_rng(3)
+    files = _Files(env, pick=lambda n: rng.integers(7, size=n).tolist())
     dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
     dbwr.dirty(600)
     env.run(until=10.0)
@@ -284,18 +293,8 @@ def test_dbwr_writes_each_buffer_in_the_files_of_its_segment_oldest_first():
     from sim.db.dbwr import DatabaseWriter
     from sim.metrics import WaitEvents
 
-    class Files:
-        def __init__(self, env):
-            self.env, self.asked = env, []
-
-        def pick_files(self, n, ranges=None):
-            self.asked.append(list(ranges))
-            return [0 if r is None else r[0] for r in ranges]
-
-        def write_then(self, file, done):
-            self.env.timeout(0.01).callbacks.append(lambda _e: done())
     env = simpy.Environment()
-    files = Files(env)
+    files = _Files(env)
     dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
     dbwr.dirty(2)                      # before any range is known: any file
     dbwr.dirty(3, (5, 2))
@@ -313,18 +312,8 @@ def test_dbwr_sorts_the_lru_buffers_of_a_batch_by_file_and_writes_checkpoint_buf
     from sim.db.dbwr import DatabaseWriter
     from sim.metrics import WaitEvents
 
-    class Files:
-        def __init__(self, env):
-            self.env, self.order = env, []
-
-        def pick_files(self, n, ranges=None):
-            return [r[0] for r in ranges]
-
-        def write_then(self, file, done):
-            self.order.append(file)
-            self.env.timeout(0.01).callbacks.append(lambda _e: done())
     env = simpy.Environment()
-    files = Files(env)
+    files = _Files(env)
     dbwr = DatabaseWriter(env, _Cpu(env), files, 10_000, True, 0, WaitEvents())
     for f, ck in [(7, True), (3, False), (2, True), (9, True), (1, False), (3, True), (0, False), (8, True)]:
         dbwr.dirty(1, (f, 1), checkpoint=ck)

@@ -106,3 +106,21 @@ def test_the_title_lists_the_settings_off_their_defaults_as_set_writes_them(ue10
         assert text in line, text
     for default in ("database.shared_pool", "os.quantum", "users_on_host", "run.seed", "mix"):
         assert default not in line
+
+
+def test_sweep_metric_check_knows_every_figure_a_run_flattens():
+    """`sweep --metric` is checked up front against result.FIGURES and FIGURE_PREFIXES: every
+    column flat() gives (but the inputs, labels and seed) must pass known_figure, or a figure a
+    run has would be refused before the sweep, and every name in FIGURES must be a column."""
+    from sim.result import FIGURES, Result, known_figure
+
+    r = Result("l", "p", "tpcc", {"users": 8}, tpm=1.0, elapsed=2.0, core_utilisation=[0.5],
+               strand_utilisation=[0.25], top_events=[{"event": "log file sync", "waits": 1, "time_s": 0.1,
+                                                       "avg_ms": 100.0, "pct_db_time": 5.0}],
+               response={"new_order": {"mean": 0.1}}, devices={"array": {"iops": 9.0}}, extra={"iops": 5.0})
+    row = r.flat()
+    assert all(f in row for f in FIGURES), [f for f in FIGURES if f not in row]
+    not_figures = {"label", "profile", "workload", "status", "message", "seed"}
+    unknown = [k for k in row if not k.startswith("in.") and k not in not_figures and not known_figure(k)]
+    assert not unknown, unknown
+    assert not known_figure("extra.") and not known_figure("tmp") and known_figure("wait.log file sync.time_s")

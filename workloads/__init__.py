@@ -1,10 +1,13 @@
 """Workloads: each module turns parameters into work items for sessions.
 
 A workload module defines `Params` (a config dataclass: its parameters, with units and
-limits), `Workload` (built with a System, its Params and a random generator) and `USES`,
-the parts of the instance it drives (sim/scenario.py INSTANCE_PARTS: a setting of a part
-it does not drive is refused, as it would change nothing). The registry maps the names
-people type to modules, imported only when used.
+limits), `Workload` (built with a System and its Params; it draws its random streams from
+the System) and `USES`, the parts of the instance it drives (sim/scenario.py INSTANCE_PARTS:
+a setting of a part it does not drive is refused, as it would change nothing). It may define
+`idle(params)`, the parts of USES those parameters leave idle, each with the parameter that
+says so (sqlldr's direct: true commits nothing): their settings are refused too, naming it;
+and `check_scenario(spec, profile, params, src)`, its checks that need the whole scenario.
+The registry maps the names people type to modules, imported only when used.
 """
 
 from __future__ import annotations

@@ -52,7 +52,6 @@ def check_fits(spec, profile, src, key: str, size: float, device: str, what: str
             f"{what}, {format_quantity(capacity, 'size')} (set by {profile.storage.capacity_keys(device)}){default}")
 
 
-
 def check_whole_blocks(spec, params, src, *keys: str) -> None:
     """I/O sizes that Oracle makes of whole database blocks (a multiblock read is
     db_file_multiblock_read_count blocks; a direct-path write writes formatted blocks)."""

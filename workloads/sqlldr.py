@@ -7,6 +7,8 @@ about one strand busy, and a single session is bound by one T2 strand's speed.
 
 - conventional: array INSERTs through the buffer cache; each array is a transaction whose
   redo LGWR writes ('log file sync'); DBWR writes the dirty blocks later (asynchronously).
+  Modelled as the commit plus an asynchronous write of the array's bytes to table_device: the
+  buffer cache's size and DBWR do not enter, so their settings are refused (USES).
 - direct: the server formats whole blocks in its own memory and writes them straight to the
   datafiles (asynchronous direct path writes); no buffer cache, no redo for the data.
 - parallel direct: `sessions` direct loads at once into the same table (APPEND), each over its
@@ -45,7 +47,7 @@ BUFFER = 16.0 * MB
 
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): the conventional path commits
-# each array (LGWR); the table is written straight to its device.
+# each array (LGWR); the table is written straight to its device on either path.
 USES = ("redo",)
 
 

@@ -12,8 +12,8 @@ drains file after file and their readers wait behind the queued writers.
 
 When the backlog of dirty buffers not yet written passes FREE_BUFFER_LIMIT of the cache, a
 session that needs a free buffer for a read waits ("free buffer waits") until DBWR catches
-up. A batch is written in file order (DBWR sorts the buffers it gathers by file and block,
-so that each file's writes go out together): where the file system gives every file a
+up. The buffers the LRU scan hands over are written in file order (DBWR sorts the buffers it
+gathers by file and block, so that each file's writes go out together): where the file system gives every file a
 single-writer lock, the writers of a batch queue file after file behind one lock at a time,
 and each file's readers wait while its share of the batch drains. Checkpoint writes (changed
 blocks that stay cached, written because a checkpoint or log_checkpoint_timeout needs them,
@@ -23,7 +23,9 @@ that they were first made dirty" and the checkpoint is advanced by writing them 
 changed from version 7?", Oracle Users' Co-Operative FAQ, 2002; R. Velpuri et al., Oracle8
 Backup and Recovery Handbook, pp. 246-7: DBWR writes them in ascending low redo order). A batch
 issues its LRU buffers sorted by file, then its checkpoint-queue buffers in the order they were
-dirtied: those spread over the files, so several file locks are written at once. Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
+dirtied: those spread over the files, so several file locks are written at once.
+
+Constants (estimates): MAX_ASYNC_WRITES = 256 writes DBWR keeps queued with async I/O;
 FREE_BUFFER_LIMIT = 1/4 of the buffers may be dirty before the LRU scan finds none free (the
 scan depth, _db_block_max_scan_pct, is 40% in 10g; no 8i value found);
 INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
@@ -71,8 +73,8 @@ class DatabaseWriter:
         self.dirtied_total = 0    # blocks ever handed over, and ever written (checkpoints, sim/db/checkpoint.py)
         self.written_total = 0
         self.progress: simpy.Event | None = None
-        self.order: deque = deque()   # files of the batch's buffers not yet issued, sorted
-        self.ranges: deque | None = None   # [file range, buffers] of the pending buffers, oldest first
+        self.order: deque = deque()   # files of the batch's buffers not yet issued, in issue order (_batch_files)
+        self.ranges: deque | None = None   # [file range, buffers, checkpoint?] of the pending buffers, oldest first
         self.watch_from: float | None = None   # watch the backlog from this time (see catch_up)
         self._watched: int | None = None       # the backlog when the watch began
         self._low = 0                          # the least backlog since
@@ -205,7 +207,7 @@ class DatabaseWriter:
         return extra
 
     def _copies(self, n: int) -> list:
-        """n buffers' [file range, buffers] entries: the pending sequence repeated, cut at n, so
+        """n buffers' [file range, buffers, checkpoint?] entries: the pending sequence repeated, cut at n, so
         that any WRITE_BATCH of them mixes files as the buffers dirtied one after another do."""
         out: list = []
         while n > 0:

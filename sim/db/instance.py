@@ -93,13 +93,13 @@ class DatabaseSpec:
             raise src.at("db_cache").bad(
                 format_quantity(self.db_cache, "size"),
                 f"at least {MIN_CACHE_BLOCKS} database blocks, {least} with database.block_size "
-                f"{format_quantity(self.block_size, 'size')} (Oracle's smallest buffer cache: DB_BLOCK_BUFFERS from 4, "
-                "Oracle8i Reference; later releases round up to whole granules of 4 MB or more)")
+                f"{format_quantity(self.block_size, 'size')} (Oracle's smallest buffer cache: DB_BLOCK_BUFFERS from "
+                f"{MIN_CACHE_BLOCKS}, Oracle8i Reference; later releases round up to whole granules of 4 MB or more)")
         if self.log_buffer < REDO_BLOCK:
             raise src.at("log_buffer").bad(
                 format_quantity(self.log_buffer, "size"),
-                f"at least one redo log block, {REDO_BLOCK} B (the log buffer holds redo in 512-byte log blocks; "
-                "Oracle 11.2's smallest LOG_BUFFER is 2 MB)")
+                f"at least one redo log block, {REDO_BLOCK} B (the log buffer holds redo in {REDO_BLOCK}-byte log "
+                "blocks; Oracle 11.2's smallest LOG_BUFFER is 2 MB)")
         if self.oracle_bits == 32 and self.db_cache is not None and self.sga > SGA_LIMIT_32:
             raise src.at("db_cache").bad(
                 f"{self.db_cache / 2**30:.2f} GB",
