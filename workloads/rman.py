@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
+from sim.db.physical_io import ReadAhead
 from workloads.batch import MB, BatchWorkload, check_fits, device_checker
 
 # MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
@@ -109,7 +110,6 @@ class Workload(BatchWorkload):
         self.items = work_items(self.sizes, section)
         self.pieces = 0
         self.channels_used = 0
-        self.cf_enqueue = simpy.Resource(self.env, 1)
         self.done_items = 0
         self.per_channel_mb: list[float] = []
 
@@ -123,27 +123,20 @@ class Workload(BatchWorkload):
 
     def _channel(self, c: int, session, queue: list):
         p = self.params
-        src = self.system.devices[p.datafile_device]
-        dst = self.system.devices[p.backup_device]
+        datafiles = self.system.devices[p.datafile_device]
+        backup = self.system.devices[p.backup_device]
         ipm = COMPRESS_INSTRUCTIONS_PER_MB if p.compressed else 0.0
         ratio = COMPRESSION_RATIO if p.compressed else 1.0
         while queue:
             f, off_mb, mb = queue.pop()
             yield from self._new_piece(session)   # a section, or a file's part of the set
-            base = (self.file_start[f] + off_mb) * MB
-            left, pos = mb * MB, 0.0
-            nxt = src.submit("read", min(READ_SIZE, left), base)
-            while left > 0:
-                n = min(READ_SIZE, left)
-                t0 = self.env.now
-                yield nxt
-                self.instance.waits.add("RMAN backup & recovery I/O", self.env.now - t0)
-                left -= n
-                pos += n
-                if left > 0:
-                    nxt = src.submit("read", min(READ_SIZE, left), base + pos)
+            # RMAN reads asynchronously: the next input buffer is in flight while this one is compressed
+            src = ReadAhead(session, datafiles, (self.file_start[f] + off_mb) * MB, mb * MB, READ_SIZE,
+                            "RMAN backup & recovery I/O")
+            while src.left > 0:
+                n = yield from src.next_buffer()
                 yield session.cpu(ipm * n / MB)
-                dst.submit("write", n * ratio)    # asynchronous: not waited for
+                session.write_async(backup, n * ratio)   # the piece's output buffer, written asynchronously
                 self.done_bytes += n
                 self.per_channel_mb[c] += n / MB
             self.done_items += 1
@@ -152,15 +145,7 @@ class Workload(BatchWorkload):
         """Create a backup piece: CPU, then a control-file transaction under the CF enqueue."""
         self.pieces += 1
         yield session.cpu(PIECE_INSTRUCTIONS)
-        t0 = self.env.now
-        with self.cf_enqueue.request() as req:
-            yield req
-            self.instance.waits.add("enq: CF - contention", self.env.now - t0)
-            cf = self.instance.control_file
-            for _ in range(CF_WRITES_PER_PIECE):
-                t1 = self.env.now
-                yield simpy.AllOf(self.env, [cf.submit("write", CONTROL_FILE_WRITE) for _ in range(CONTROL_FILE_COPIES)])
-                self.instance.waits.add("control file parallel write", self.env.now - t1)
+        yield from session.control_file_transaction(CF_WRITES_PER_PIECE, CONTROL_FILE_WRITE, CONTROL_FILE_COPIES)
 
     def report(self, span: float) -> dict:
         return {**super().report(span), "channels_used": self.channels_used, "pieces": self.pieces,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
+from sim.db.physical_io import ReadAhead
 from sim.units import format_quantity
 from workloads.batch import MB, BatchWorkload, check_fits, device_checker
 
@@ -47,7 +48,7 @@ BUFFER = 16.0 * MB
 
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): the conventional path commits
-# each array (LGWR); the table is written straight to its device on either path.
+# each array (LGWR); the session writes the table to its device on either path (no buffer cache).
 USES = ("redo",)
 
 
@@ -104,25 +105,17 @@ class Workload(BatchWorkload):
         yield simpy.AllOf(self.env, procs)
 
     def _session(self, session, start: float, size: float):
-        p, env, inst = self.params, self.env, self.instance
-        src = self.system.devices[p.input_device]
+        p = self.params
         table = self.system.devices[p.table_device]
         ipm = DIRECT_INSTRUCTIONS_PER_MB if p.direct else CONVENTIONAL_INSTRUCTIONS_PER_MB
-        pos, left = start, size
-        nxt = src.submit("read", min(BUFFER, left), pos)   # the OS reads ahead of the parser
-        while left > 0:
-            n = min(BUFFER, left)
-            t0 = env.now
-            yield nxt
-            inst.waits.add("sqlldr input read", env.now - t0)
-            pos += n
-            left -= n
-            if left > 0:
-                nxt = src.submit("read", min(BUFFER, left), pos)
+        # the client's input slice, read ahead of the parser by the OS
+        src = ReadAhead(session, self.system.devices[p.input_device], start, size, BUFFER, "sqlldr input read")
+        while src.left > 0:
+            n = yield from src.next_buffer()
             yield session.cpu(ipm * n / MB, SYS_SHARE)
-            if p.direct:
-                table.submit("write", n)                  # asynchronous direct path write
-            else:
-                table.submit("write", n)                  # DBWR writes the blocks later
+            # direct: the server's asynchronous direct path write of the blocks it formatted; conventional: the
+            # array's blocks, which DBWR writes later (modelled at once, not waited for: no buffer cache here)
+            session.write_async(table, n)
+            if not p.direct:
                 yield from session.commit(n * REDO_PER_BYTE)
             self.done_bytes += n

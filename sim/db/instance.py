@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import simpy
+
 from sim.config import Source, param
 from sim.units import format_quantity
 from sim.db.checkpoint import CachedBlockCheckpoints, LogSwitchCheckpoints
@@ -128,6 +130,7 @@ class Instance:
         self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share)
         self.devices = devices
         self.control_file = devices[spec.control_file_device or redo]
+        self.cf_enqueue = simpy.Resource(env, 1)   # the CF enqueue: one control-file transaction at a time
         self.px = px.PxPool(env, dispatcher, spec.parallel, self.cpu_count)
         self.sessions: list[Session] = []
         # datafiles through the OS's file system, and DBWR, when the data is not all cached

@@ -167,3 +167,31 @@ class BatchReader:
         paths.physical_reads += k
         yield self.session.cpu(k * self.instructions, paths.costs.sys_share)
         return k
+
+
+class ReadAhead:
+    """One process reading `nbytes` from `offset` of a device in order, `buffer` bytes at a time, with the next
+    read already in flight while it works on the current buffer (an RMAN channel's asynchronous reads of a
+    datafile; the OS reading ahead of sqlldr's parser). next_buffer() waits for the current buffer, recorded
+    under `event`, issues the next read and returns the bytes got; `left` is what is still to come."""
+
+    __slots__ = ("instance", "env", "device", "buffer", "event", "position", "left", "_next")
+
+    def __init__(self, session, device, offset: float, nbytes: float, buffer: float, event: str):
+        self.instance, self.env, self.device = session.instance, session.env, device
+        self.buffer, self.event = buffer, event
+        self.position, self.left = offset, nbytes
+        self._next = device.submit("read", min(buffer, nbytes), offset)
+
+    def next_buffer(self):
+        """Generator: wait for the buffer in flight; returns its bytes."""
+        env = self.env
+        n = min(self.buffer, self.left)
+        start = env.now
+        yield self._next
+        self.instance.waits.add(self.event, env.now - start)
+        self.position += n
+        self.left -= n
+        if self.left > 0:
+            self._next = self.device.submit("read", min(self.buffer, self.left), self.position)
+        return n

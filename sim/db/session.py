@@ -7,6 +7,8 @@ as AWR would.
 
 from __future__ import annotations
 
+import simpy
+
 
 class Session:
     __slots__ = ("instance", "sid", "env", "cpu")
@@ -60,6 +62,27 @@ class Session:
         start = self.env.now
         yield device.submit(kind, nbytes, offset)
         self.instance.waits.add(event_name, self.env.now - start)
+
+    def write_async(self, device, nbytes: float) -> None:
+        """An asynchronous write the session issues and does not wait for (a direct path write of blocks it
+        formatted, a backup piece's buffer). Oracle records a wait on such writes only when the session must make
+        sure they are complete: no free slot for another, or at the end (Oracle Database Reference 12.1, C.3.43
+        'direct path write'); with no slot limit here it never has to, so no wait is recorded."""
+        device.submit("write", nbytes)
+
+    def control_file_transaction(self, writes: int, write_size: float, copies: int):
+        """Generator: take the CF enqueue ('enq: CF - contention'), then `writes` synchronous writes of
+        `write_size`, each to all `copies` of the control file at once ('control file parallel write')."""
+        inst, env = self.instance, self.env
+        start = env.now
+        with inst.cf_enqueue.request() as req:
+            yield req
+            inst.waits.add("enq: CF - contention", env.now - start)
+            cf = inst.control_file
+            for _ in range(writes):
+                t = env.now
+                yield simpy.AllOf(env, [cf.submit("write", write_size) for _ in range(copies)])
+                inst.waits.add("control file parallel write", env.now - t)
 
     def wait(self, event_name: str, seconds: float):
         """Generator: an idle or timed wait recorded under an AWR event name."""
