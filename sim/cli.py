@@ -310,14 +310,37 @@ def list_workloads():
 
 @main.command("settings")
 @click.option("--workload", help="only the settings this workload reads (the others are refused for it)")
-def list_settings(workload):
+@click.option("--set", "sets", multiple=True, metavar="PARAM=VALUE",
+              help="with --workload: its parameters (direct=true), to leave out the settings they make unread")
+def list_settings(workload, sets):
     """List the database, OS and run settings (--set database.db_cache='2 GB'), with defaults."""
-    from sim.scenario import ScenarioSpec, accepted_settings
+    import workloads as wl
+    from sim.config import Source, build
+    from sim.scenario import ScenarioSpec, accepted_run_settings, accepted_settings
 
-    read = set(accepted_settings(workload)) if workload is not None else None
+    if sets and workload is None:
+        raise click.UsageError("--set names the workload's parameters: give --workload too")
+    read, note = None, ""
+    if workload is not None:
+        module = wl.get(workload)
+        params = None
+        if sets:
+            given = {}
+            for item in sets:
+                key, eq, value = item.partition("=")
+                if not eq or not key:
+                    raise click.BadParameter(f"got {item!r}; expected PARAM=VALUE, e.g. direct=true", param_hint="--set")
+                given[key.removeprefix("params.")] = parse_scalar(value)
+            params = build(module.Params, given, Source("--set").at("params"))
+        read = set(accepted_settings(workload, params)) | set(accepted_run_settings(workload))
+        if hasattr(module, "idle") and params is None:
+            note = (f"(some of these {workload} reads only for some values of its parameters, which leave parts of "
+                    f"the instance idle: workloads/{workload}.py idle(); --set PARAM=VALUE narrows the list)")
     for key, default, doc in _settings(ScenarioSpec):
-        if key.split(".")[0] in ("database", "os", "run") and (read is None or key in read or key.startswith("run.")):
+        if key.split(".")[0] in ("database", "os", "run") and (read is None or key in read):
             click.echo(f"{key:52s} {default:>10s}  {doc}")
+    if note:
+        click.echo(note)
 
 
 def _settings(cls: type):

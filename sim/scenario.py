@@ -21,7 +21,7 @@ from typing import Any, Literal
 import workloads
 from sim import units
 from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
-                        suggest, what_it_is)
+                        what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
@@ -165,6 +165,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
     _refuse_unused_settings(data, spec, params, src)
+    _refuse_unused_run_keys(data, spec, module, src)
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
     check_devices(spec.database, profile.storage.device_names(), src)
@@ -192,6 +193,11 @@ INSTANCE_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "database.redo_log_groups", "os.redo_filesystem")),
     "control_file": ("writes no control file", ("database.control_file_device",)),
     "buffer_cache": ("reads no block through the buffer cache", ("database.db_cache",)),
+    # cpu_count sizes the PX defaults (sim/db/px.py), the LRU latch set (sim/db/latches.py lru_children, slob)
+    # and CALIBRATE_IO's process count (workloads/calibrate_io.py); tpcc reads none of these, and rman/sqlldr only
+    # print the PX parameters it derives (as database.parallel.*, refused for them)
+    "cpu_count": ("sizes nothing by cpu_count (no PX server, LRU latch set or I/O process count)",
+                  ("database.cpu_count",)),
     "datafiles": ("reads and writes its data on a path of its own, not through datafiles and DBWR", DATAFILE_KEYS),
 }
 
@@ -210,10 +216,13 @@ def _default(cls: type, dotted_key: str) -> Any:
     return next(d for k, d, _m in declared(cls) if k == dotted_key)
 
 
-def accepted_settings(workload: str) -> list[str]:
+def accepted_settings(workload: str, params: Any = None) -> list[str]:
     """The database and os settings a workload's run reads: all of them but those of the instance
-    parts it does not drive (INSTANCE_PARTS)."""
-    uses = workloads.get(workload).USES
+    parts it does not drive (INSTANCE_PARTS), and, given its Params, those of the parts they leave
+    idle (the module's idle(params))."""
+    module = workloads.get(workload)
+    idle = module.idle(params) if params is not None and hasattr(module, "idle") else {}
+    uses = tuple(u for u in module.USES if u not in idle)
     unused = {k for part, (_why, keys) in INSTANCE_PARTS.items() if part not in uses for k in keys}
     return [k for k, _d, _m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os") and k not in unused]
 
@@ -236,19 +245,62 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, params: Any, src: So
                 continue
             section = key.split(".")[0]
             others = [w for w in workloads.names() if part in workloads.get(w).USES]
-            accepted = [k for k in accepted_settings(workload) if k.startswith(section + ".")]
-            # (a close name among those it reads: a slip of the key rather than of the workload; 0.8, not
-            # suggest()'s 0.6, as every key here shares its section's prefix and many a '_size' suffix)
-            hint = suggest(key, accepted, cutoff=0.8)
+            accepted = [k for k in accepted_settings(workload, params) if k.startswith(section + ".")]
+            # (no 'did you mean': the key is a real setting, only not one this workload reads; a typo is
+            # refused before, by build, as an unknown key)
             if part in idle:
                 raise src.at(key).bad(
                     value, f"no {key} for workload {workload} with params.{idle[part]}: the setting would change "
                     f"nothing; leave it out, or change that parameter")
             raise src.at(key).bad(
                 value, f"no {key} for workload {workload}, which {why}: the setting would change nothing (it acts "
-                f"only in {', '.join(others)}); leave it out{hint}. The {section} settings {workload} reads "
+                f"only in {', '.join(others)}); leave it out. The {section} settings {workload} reads "
                 f"(oltpsim settings --workload {workload}): "
                 f"{', '.join(accepted)}")
+
+
+# The run settings only a steady-state run reads (sim/run.py _run_steady): a batch job runs to its end or
+# run.max_time (_run_batch), so these would change nothing for it.
+STEADY_RUN_KEYS = ("run.warmup", "run.batch", "run.min_batches", "run.target_half_width", "run.settle_writer")
+
+
+def _has_dbwr(spec: ScenarioSpec, uses: tuple[str, ...]) -> bool:
+    """Whether DBWR writes anything: only for a workload whose datafiles sit behind a buffer cache of
+    database.db_cache (USES 'datafiles'; sim/system.py, sim/db/instance.py)."""
+    return "datafiles" in uses and spec.database.db_cache is not None
+
+
+def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, src: Source) -> None:
+    """A run setting the run never reads would change nothing: refused (a value equal to the default,
+    as `oltpsim settings` lists it, is no change). A batch job reads only run.seed and run.max_time;
+    run.settle_writer acts only on a DBWR."""
+    steady = module.Workload.kind == "steady"
+    for key in STEADY_RUN_KEYS:
+        given, value = _given(data, key)
+        if not given or _built(spec, key) == _default(ScenarioSpec, key):
+            continue
+        if not steady:
+            raise src.at(key).bad(
+                value, f"no {key} for workload {spec.workload}, a batch job: it runs to its end or run.max_time, "
+                "with no warm-up or batches, so the setting would change nothing; leave it out. The run settings "
+                f"{spec.workload} reads: run.seed, run.max_time")
+        if key == "run.settle_writer" and not _has_dbwr(spec, module.USES):
+            why = ("no database.db_cache: the data is all cached" if "datafiles" in module.USES
+                   else f"workload {spec.workload} writes no datafile through DBWR")
+            raise src.at(key).bad(
+                value, f"no {key} here ({why}): it acts only on a DBWR that falls behind in the warm-up, so "
+                "it would change nothing; leave it out" + (", or give database.db_cache"
+                                                           if "datafiles" in module.USES else ""))
+
+
+def accepted_run_settings(workload: str) -> list[str]:
+    """The run settings a workload's runs may read: all for a steady-state run, seed and max_time for a
+    batch job (run.settle_writer further needs a DBWR: database.db_cache, for a workload with datafiles)."""
+    module = workloads.get(workload)
+    keys = [k for k, _d, _m in declared(ScenarioSpec) if k.startswith("run.")]
+    if module.Workload.kind == "steady":
+        return [k for k in keys if k != "run.settle_writer" or "datafiles" in module.USES]
+    return [k for k in keys if k not in STEADY_RUN_KEYS]
 
 
 def _built(spec: ScenarioSpec, dotted_key: str) -> Any:

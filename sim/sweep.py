@@ -161,7 +161,7 @@ def _label(settings: dict) -> str:
 def plan(base: dict, source: str, points: list[dict], replications: int) -> list[Run]:
     """Check every point, then list the runs, replication by replication."""
     if replications < 1:
-        raise OltpsimError(f"replications: got {replications}; expected at least 1")
+        raise OltpsimError(f"sweep: replications: got {replications}; expected at least 1")
     checked = []
     for settings in points:
         where = f"{source} [{_label(settings)}]" if settings else source

@@ -529,7 +529,9 @@ def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, frag
     msg = str(info.value)
     assert info.value.path == key and f"got {parse_scalar(value)!r}" in msg and fragment in msg, msg
     section = key.split(".")[0]
-    accepted = scenario_mod.accepted_settings(workload)
+    # the settings listed are those read with these parameters (slob's update_pct 0 leaves the redo unread)
+    params = scenario_mod.load(None, sets, profile=profile, workload=workload).params
+    accepted = scenario_mod.accepted_settings(workload, params)
     assert key not in accepted and f"The {section} settings {workload} reads (oltpsim settings --workload " \
         f"{workload}): " in msg, msg
     assert all(k in msg for k in accepted if k.startswith(section + ".")), msg
@@ -565,13 +567,13 @@ def _default_of(key: str):
 
 
 def test_every_workload_reads_the_settings_of_the_parts_it_drives():
-    # tpcc drives everything but PX and the control file; the parts named are INSTANCE_PARTS' own
+    # tpcc drives everything but PX, the control file and what cpu_count sizes; the parts named are INSTANCE_PARTS' own
     for name in workloads.names():
         uses = workloads.get(name).USES
         assert set(uses) <= set(scenario_mod.INSTANCE_PARTS), (name, uses)
     unread = set(k for k, _d, _m in declared(ScenarioSpec) if k.startswith(("database.", "os."))) - set(
         scenario_mod.accepted_settings("tpcc"))
-    assert unread == {*scenario_mod._PARALLEL_KEYS, "database.control_file_device"}, unread
+    assert unread == {*scenario_mod._PARALLEL_KEYS, "database.control_file_device", "database.cpu_count"}, unread
     assert "database.control_file_device" in scenario_mod.accepted_settings("rman")
 
 
@@ -719,3 +721,108 @@ def test_a_points_file_with_a_byte_order_mark_reads_its_first_column(tmp_path):
     (tmp_path / "bad.csv").write_bytes(b"\xef\xbb\xbfusers\n8\n\xff\n")   # a bad byte still names its line
     with pytest.raises(OltpsimError, match=r"line 3: got the byte b'\\xff'"):
         sw.read_points(tmp_path / "bad.csv")
+
+
+# --- the unread-setting checks, reviewed (s14-polish) ---
+
+@pytest.mark.parametrize("workload, profile, sets, key, value", [
+    ("slob", "xeon-e5-2643v3-2s", {"sessions": "4"}, "os.filesystem", "ufs_buffered"),
+    ("rman", "t5220", {"channels": "2"}, "database.data_device", "internal"),
+])
+def test_an_unread_real_setting_gets_no_did_you_mean_of_another(workload, profile, sets, key, value):
+    # os.filesystem is a real setting, so pointing at os.redo_filesystem (a different one) misleads
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**sets, key: value}, profile=profile, workload=workload)
+    msg = str(info.value)
+    assert info.value.path == key and "did you mean" not in msg and f"oltpsim settings --workload {workload}" in msg, msg
+
+
+def test_a_mistyped_setting_still_gets_a_did_you_mean():
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {"sessions": "4", "os.filesytem": "ufs_buffered"}, profile="xeon-e5-2643v3-2s",
+                          workload="slob")
+    assert "did you mean 'filesystem'" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("workload, profile, sets, reads", [
+    ("tpcc", "t5220", {"users": "8"}, False),
+    ("rman", "t5220", {"channels": "2"}, False),   # only the PX parameters its report prints
+    ("sqlldr", "t5220", {"data_size": "1 GB"}, False),
+    ("slob", "xeon-e5-2643v3-2s", {"sessions": "4"}, True),          # the LRU latch set
+    ("calibrate_io", "xeon-e5-2643v3-2s", {}, True),                 # its process count
+    ("ctas", "t5220", {}, True),                                     # the PX defaults
+    ("create_index", "t5220", {}, True),
+])
+def test_cpu_count_is_taken_only_where_something_reads_it(workload, profile, sets, reads):
+    over = {**sets, "database.cpu_count": "4"}
+    if reads:
+        assert scenario_mod.load(None, over, profile=profile, workload=workload).spec.database.cpu_count == 4
+        return
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, over, profile=profile, workload=workload)
+    msg = str(info.value)
+    assert info.value.path == "database.cpu_count" and "got 4" in msg and "sizes nothing by cpu_count" in msg, msg
+    assert "slob" in msg and "calibrate_io" in msg, msg   # where it acts
+
+
+@pytest.mark.parametrize("key, value, default", [
+    ("run.warmup", "1 s", "2 s"), ("run.batch", "0.5 s", "1 s"), ("run.min_batches", "3", "10"),
+    ("run.target_half_width", "2%", "1%"), ("run.settle_writer", "false", "true")])
+@pytest.mark.parametrize("workload, sets", [("rman", {"channels": "2"}), ("sqlldr", {"data_size": "1 GB"}),
+                                            ("ctas", {}), ("create_index", {})])
+def test_a_batch_job_refuses_the_steady_run_settings(workload, sets, key, value, default):
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {**sets, key: value}, profile="t5220", workload=workload)
+    msg = str(info.value)
+    assert info.value.path == key and f"got {parse_scalar(value)!r}" in msg and "a batch job" in msg \
+        and "run.seed, run.max_time" in msg, msg
+    # run.max_time is read, and the default written out is no change
+    scenario_mod.load(None, {**sets, "run.max_time": "10 s", key: default}, profile="t5220", workload=workload)
+
+
+def test_settle_writer_is_refused_where_there_is_no_dbwr():
+    for sets, fragment in [({"users": "8"}, "no database.db_cache"),
+                           ({"users": "8", "database.db_cache": "1 GB"}, None)]:
+        over = {**sets, "run.settle_writer": "false"}
+        if fragment is None:   # with datafiles behind a buffer cache DBWR writes: taken
+            assert scenario_mod.load(None, over, profile="t5220", workload="tpcc").spec.run.settle_writer is False
+            continue
+        with pytest.raises(ConfigError) as info:
+            scenario_mod.load(None, over, profile="t5220", workload="tpcc")
+        assert info.value.path == "run.settle_writer" and fragment in str(info.value), str(info.value)
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {"sessions": "4", "run.settle_writer": "false"}, profile="xeon-e5-2643v3-2s",
+                          workload="slob")
+    assert "writes no datafile through DBWR" in str(info.value), str(info.value)
+    # the steady settings stay taken for a steady run
+    sc = scenario_mod.load(None, {"sessions": "4", "run.warmup": "1 s", "run.min_batches": "3"},
+                           profile="xeon-e5-2643v3-2s", workload="slob")
+    assert sc.spec.run.warmup == 1.0 and sc.spec.run.min_batches == 3
+
+
+def test_settings_list_follows_the_workload_and_its_params():
+    from click.testing import CliRunner
+    from sim.cli import main
+
+    def listed(*args):
+        out = CliRunner().invoke(main, ["settings", *args])
+        assert out.exit_code == 0, out.output
+        return {line.split()[0] for line in out.output.splitlines() if not line.startswith("(")}, out.output
+
+    keys, text = listed("--workload", "sqlldr")
+    assert "database.lgwr_sys_share" in keys and "idle()" in text and "run.warmup" not in keys
+    keys, text = listed("--workload", "sqlldr", "--set", "data_size=1 GB", "--set", "direct=true")
+    assert "database.lgwr_sys_share" not in keys and "os.redo_filesystem" not in keys and "idle()" not in text
+    assert {"run.seed", "run.max_time", "database.block_size"} <= keys
+    keys, _ = listed("--workload", "tpcc")
+    assert {"run.warmup", "run.settle_writer"} <= keys and "database.cpu_count" not in keys
+    out = CliRunner().invoke(main, ["settings", "--workload", "sqlldr", "--set", "direct=maybe"])
+    assert out.exit_code != 0 and "--set: params.direct: got 'maybe'" in out.output, out.output
+    out = CliRunner().invoke(main, ["settings", "--set", "direct=true"])
+    assert out.exit_code != 0 and "give --workload too" in out.output, out.output
+
+
+def test_sweep_replications_messages_share_the_prefix(tmp_path):
+    from sim import sweep as sw
+    with pytest.raises(OltpsimError, match=r"^sweep: replications: got 0; expected at least 1"):
+        sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": [8]}, replications=0, out=tmp_path / "z")

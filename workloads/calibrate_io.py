@@ -45,7 +45,7 @@ IOS_PER_FILE = 32
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): reads into process memory: no
 # buffer cache, no commits, no PX servers.
-USES = ()
+USES = ("cpu_count",)
 
 
 @dataclass(frozen=True, kw_only=True)

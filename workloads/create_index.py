@@ -45,7 +45,7 @@ MPKI = 4.0
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): one parallel statement;
 # direct-path writes, no commits.
-USES = ("parallel",)
+USES = ("parallel", "cpu_count")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,7 +36,7 @@ MPKI = 4.0
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): one parallel statement; the
 # buffer cache size decides an in-memory scan under auto DOP.
-USES = ("parallel", "buffer_cache")
+USES = ("parallel", "buffer_cache", "cpu_count")
 
 
 def idle(params) -> dict[str, str]:

@@ -49,7 +49,7 @@ ASYNC_IO_INSTRUCTIONS = 15_000.0  # estimate: io_submit + io_getevents + block l
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): UPDATE_PCT commits; read_path
 # sga reads through the buffer cache (its own read path, not DBWR's datafiles).
-USES = ("redo", "buffer_cache")
+USES = ("redo", "buffer_cache", "cpu_count")
 
 
 def idle(params) -> dict[str, str]:
