@@ -108,8 +108,10 @@ class Workload(BatchWorkload):
         p = self.params
         table = self.system.devices[p.table_device]
         ipm = DIRECT_INSTRUCTIONS_PER_MB if p.direct else CONVENTIONAL_INSTRUCTIONS_PER_MB
-        # the client's input slice, read ahead of the parser by the OS
-        src = ReadAhead(session, self.system.devices[p.input_device], start, size, BUFFER, "sqlldr input read")
+        # the client's input slice, read ahead of the parser by the OS; while a buffer has not arrived the
+        # server waits on its client, which AWR names 'SQL*Net more data from client'
+        src = ReadAhead(session, self.system.devices[p.input_device], start, size, BUFFER,
+                        "SQL*Net more data from client")
         while src.left > 0:
             n = yield from src.next_buffer()
             yield session.cpu(ipm * n / MB, SYS_SHARE)
