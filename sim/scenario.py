@@ -180,6 +180,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
 # for these would be ignored.
 DATAFILE_KEYS = ("database.data_device", "database.datafiles", "database.datafile_size", "database.disk_asynch_io",
                  "database.dbwr_io_slaves", "database.dbwr_max_writes", "database.log_checkpoint_timeout",
+                 "database.rollback_size",
                  "os.filesystem", "os.page_replacement")
 
 
@@ -191,6 +192,8 @@ INSTANCE_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "redo": ("commits nothing (LGWR writes no redo)", (
         "database.lgwr_instructions_per_write", "database.lgwr_sys_share", "database.redo_log_size",
         "database.redo_log_groups", "os.redo_filesystem")),
+    "undo": ("changes no rows through a buffer cache (no undo is written to rollback segments)",
+             ("database.rollback_size",)),
     "control_file": ("writes no control file", ("database.control_file_device",)),
     "buffer_cache": ("reads no block through the buffer cache", ("database.db_cache",)),
     # cpu_count sizes the PX defaults (sim/db/px.py), the LRU latch set (sim/db/latches.py lru_children, slob)

@@ -461,6 +461,7 @@ def test_a_dotted_key_into_a_workload_parameter_is_refused_not_merged():
                                         ("database.datafile_size", "2 GB"), ("database.disk_asynch_io", "false"),
                                         ("database.dbwr_io_slaves", "4"), ("database.dbwr_max_writes", "8"),
                                         ("database.log_checkpoint_timeout", "1800 s"),
+                                        ("database.rollback_size", "100 MB"),
                                         ("os.filesystem", "ufs_direct"), ("os.page_replacement", "fifo")])
 def test_datafile_settings_without_a_buffer_cache_size_are_refused(key, value):
     _refused(key, "without database.db_cache", "would change nothing", **{"users": "8", key: value})

@@ -29,6 +29,13 @@ TPC-C block popularity (workloads/tpcc_blocks.py, sim/db/buffer_cache.py), with 
 cache as a second level when the file system caches. A transaction's CPU is then split into
 bursts around its physical reads, and the blocks it dirties go to DBWR.
 
+- Undo: with database.rollback_size the rollback segments are one more segment of the buffer cache
+  (tpcc_blocks.undo_segment; UNDO_BYTES per type, with its sources there): undo blocks take buffers,
+  are never read, and DBWR writes each once when it is evicted before its segment wraps, or by the
+  checkpoint timeout when it stays cached. REDO_BYTES is not changed by it: the figures are the
+  foundation's schema estimates (no source found for redo per transaction: modelling-sourcebook), and
+  at ~170 B per block change they already hold the undo change vectors Oracle logs with each change
+  (undo/redo per type from UNDO_BYTES: 0.51/0.35/0.78 for New-Order/Payment/Delivery).
 - PATH_LENGTH[isa]: instructions per get relative to SPARC V9, by instruction set. It carries
   both the ISA (Itanium bundles padded with NOPs, Rupley et al. WWC'02; x86 CISC denser) and the
   difference between the T5220 paper's kit and the other sources' OLTP kits, which no source
@@ -91,7 +98,7 @@ CLIENT_SHARE = 0.15
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): commits (LGWR), reads through
 # the buffer cache, its datafiles and DBWR.
-USES = ("redo", "buffer_cache", "datafiles")
+USES = ("redo", "buffer_cache", "datafiles", "undo")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -313,6 +320,11 @@ class _IoPlan:
         self.datafiles = system.datafiles
         os_blocks = self.vm.page_cache_size() / db.block_size if system.datafiles.path.caches else 0.0
         segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
+        # undo: the rollback segments' blocks take buffers and leave dirty blocks, never read (tpcc_blocks.py)
+        self.writers = dict(tpcc_blocks.UPDATES)
+        if db.rollback_size is not None:
+            segs = segs + [tpcc_blocks.undo_segment(mix, db.block_size, db.rollback_size)]
+            self.writers["undo"] = tpcc_blocks.UNDO_BYTES
         self.cache = BufferCache(segs, db.db_cache / db.block_size, os_blocks, system.datafiles.page_blocks,
                                  self.vm.page_replacement)
         odds = self.cache.odds
@@ -331,10 +343,16 @@ class _IoPlan:
         # were filled by the blocks written just before them (cached)
         evicted = {seg: odds[seg].writes_per_tx for seg in tpcc_blocks.UPDATES}
         appended = tpcc_blocks.appended_blocks_per_tx(mix, db.block_size)
-        written = sum(evicted.values()) + appended
+        # undo blocks are filled (and evicted) in order, as appended ones: of a page's blocks all but the
+        # first find the page their predecessor's write left; the first finds it as the cache model says
+        page = system.datafiles.page_blocks
+        undo = odds["undo"].writes_per_tx if "undo" in odds else 0.0
+        undo_hit = (page - 1 + odds["undo"].write_os_hit) / page if undo > 0.0 else 0.0
+        written = sum(evicted.values()) + appended + undo
         if written > 0.0:
             system.datafiles.set_write_page_hit(
-                (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended) / written)
+                (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended + undo * undo_hit)
+                / written)
         self.os_hits = 0
 
     def set_dirty(self, checkpoint: dict[str, float]) -> None:
@@ -346,7 +364,7 @@ class _IoPlan:
         # (mean blocks, datafiles, checkpoint?): a checkpoint's writes are DBWR's checkpoint queue's
         self.dirty_parts = {t: [(self.dirty[t], self.layout.of("inserts"), False)] for t in TYPES}
         self.checkpointed = {t: 0.0 for t in TYPES}
-        for seg, per in tpcc_blocks.UPDATES.items():
+        for seg, per in self.writers.items():
             weight = sum(mix[t] * n for t, n in per.items())
             if not weight:
                 continue
@@ -405,6 +423,13 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     mix = {t: params.mix.get(t, 0.0) for t in TYPES}
     warehouses = warehouses_of(params)
     segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
+    if db.rollback_size is not None:
+        if tpcc_blocks.undo_blocks_per_tx(mix, db.block_size) <= 0.0:
+            raise src.at("database").at("rollback_size").bad(
+                format_quantity(db.rollback_size, "size"),
+                "no database.rollback_size with a params.mix of transactions that change nothing (order_status, "
+                "stock_level): no undo is written, so it would change nothing; leave it out")
+        segs = segs + [tpcc_blocks.undo_segment(mix, db.block_size, db.rollback_size)]
     # the database must fit on the device that holds its datafiles (100,000 warehouses, 7.3 TB, ran on 1.1 TB)
     size, name = sum(s.blocks for s in segs) * db.block_size, data_device(db, profile.storage.device_names())
     if size > profile.storage.capacity(name):
@@ -420,4 +445,5 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
         if db.datafiles < need:
             raise src.at("database").at("datafiles").bad(
                 db.datafiles, f"at least {need} with datafile_size set: one tablespace per TPC-C table "
-                              f"and index, and one for the rows inserted")
+                              f"and index (and the rollback segments, with rollback_size), and one for the rows "
+                              f"inserted")

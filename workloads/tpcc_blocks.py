@@ -72,6 +72,47 @@ HASH_CLUSTER_INDEX_TOUCHES = {
 INSERTED_BYTES = {"new_order": ROW_BYTES["orders"] + ROW_BYTES["new_order"] + LINES_PER_ORDER * ROW_BYTES["order_line"],
                   "payment": ROW_BYTES["history"]}
 
+# Undo (rollback) bytes per transaction (Oracle 8i, manual rollback segments), from which rows and columns
+# each type changes (TPC-C 2.4-2.7) and Oracle's undo record sizes:
+# - an updated row: the changed columns' before-images plus ~80 bytes of overhead (ITL, links, operation
+#   header: J. Lewis, oracle-l, 24 Dec 2003, "Re: undo and insert"); a deleted row: the whole row + 80;
+# - an inserted row: 64 bytes, plus 40 for the first change of a transaction (the ITL and the transaction
+#   table's undo) (S. Adams, Ixora Q+A, 14 Mar 2001, "Undo record sizes");
+# - an index entry inserted or deleted: the whole entry (INDEX_ENTRY_BYTES) + 80 (Lewis, ibid.).
+# Changed column bytes are Oracle NUMBER/DATE lengths of the TPC-C columns (estimates: 2-7 bytes each).
+# New-Order (10 lines): district D_NEXT_O_ID 80+4; 10 stock rows (S_QUANTITY, S_YTD, S_ORDER_CNT,
+#   S_REMOTE_CNT, ~14 B) 10 x 94; orders, new_order, 10 order_line rows inserted 12 x 64, each with its
+#   primary-key entry 12 x 100; + 40: 3,032 B.
+# Payment: warehouse W_YTD 80+7, district D_YTD 80+7, customer (C_BALANCE, C_YTD_PAYMENT, C_PAYMENT_CNT
+#   ~15 B) 95, plus C_DATA (500 B) for the 10% bad-credit customers (TPC-C 2.5.2.2) 50 on average; history
+#   inserted (no index) 64; + 40: 423 B.
+# Delivery (10 districts): each deletes a new_order row (80+8) and its key (100), sets O_CARRIER_ID (80+2)
+#   and 10 OL_DELIVERY_D (10 x (80+1): the date was null), and updates C_BALANCE, C_DELIVERY_CNT (80+8):
+#   10 x 1,168 + 40 = 11,720 B.
+# Order-Status and Stock-Level change nothing.
+UNDO_BYTES = {"new_order": 3032.0, "payment": 423.0, "delivery": 11720.0}
+
+
+def undo_blocks_per_tx(mix: dict[str, float], block_size: float) -> float:
+    """Undo blocks filled per transaction of the mix: an undo block has a block header but no PCTFREE
+    (records are appended until it is full)."""
+    total = sum(mix.values())
+    return sum(mix.get(t, 0.0) / total * b for t, b in UNDO_BYTES.items()) / (block_size - BLOCK_OVERHEAD)
+
+
+def undo_segment(mix: dict[str, float], block_size: float, rollback_size: float) -> Segment:
+    """The rollback segments as a segment of the buffer cache: `rollback_size` bytes of undo blocks used in a
+    circle, u undo blocks filled per transaction, so each block is filled once every rollback_size / block
+    size / u transactions and not touched again until the circle comes back to it (reused as a new block:
+    never read). Its filling counts as one touch (its records go in within a few transactions), and the touch
+    changes it (update share 1): a block evicted before the circle returns is written once by DBWR; one still
+    cached when it is refilled is written only by a checkpoint (the timeout), however often it is reused.
+    The cache model is independent-reference (Che): the block's touches are a Poisson stream at its
+    mean rate, not the strict circle (an estimate that smooths the step from 'all written' to 'all cached')."""
+    blocks = max(1.0, float(np.ceil(rollback_size / block_size)))
+    u = undo_blocks_per_tx(mix, block_size)
+    return Segment("undo", np.array([u / blocks]), np.array([blocks]), 1.0 if u > 0.0 else 0.0, read_on_miss=False)
+
 
 def usable(block_size: float) -> float:
     return (block_size - BLOCK_OVERHEAD) * (1.0 - PCTFREE)

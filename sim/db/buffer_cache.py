@@ -41,12 +41,15 @@ from sim.analytic import che_two_level_grouped, che_two_level_hits
 @dataclass(frozen=True)
 class Segment:
     """One object's blocks, bucketed: `counts[i]` blocks each touched `rates[i]` times per
-    transaction; `update_share` of the touches change the block."""
+    transaction; `update_share` of the touches change the block. `read_on_miss` False: a touch
+    that misses reads nothing (a block reused as new, as undo blocks are when their rollback segment
+    wraps): the segment takes buffers and leaves dirty blocks but is not in the hit ratio."""
 
     name: str
     rates: np.ndarray
     counts: np.ndarray
     update_share: float = 0.0
+    read_on_miss: bool = True
 
     @property
     def blocks(self) -> float:
@@ -128,8 +131,9 @@ class BufferCache:
 
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""
-        total = sum(s.touches for s in self.segments)
-        missed = sum(s.touches * self.odds[s.name].miss for s in self.segments)
+        read = [s for s in self.segments if s.read_on_miss]
+        total = sum(s.touches for s in read)
+        missed = sum(s.touches * self.odds[s.name].miss for s in read)
         return 1.0 - missed / total if total else 1.0
 
 

@@ -53,6 +53,12 @@ class DatabaseSpec:
     log_checkpoint_timeout: float | None = param("log_checkpoint_timeout: a changed buffer is written within this "
                                                  "time even if it stays cached (omit: no time-based checkpoint)",
                                                  kind="time", default=None, positive=True)
+    # Rollback segments (manual undo, Oracle 8i): every transaction that changes rows writes undo records into
+    # one of them, and each is used in a circle of extents (Oracle8i Concepts, "Rollback Segments"); Oracle
+    # spreads transactions over the online segments, so with all of them in use what decides whether an undo
+    # block is still cached when its segment wraps is their total size (workloads/tpcc.py, tpcc_blocks.py).
+    rollback_size: float | None = param("total size of the online rollback segments (init.ora rollback_segments; "
+                                        "omit: undo is not modelled)", kind="size", default=None, positive=True)
     # Private memory of one dedicated server process (Oracle 9i/10g, 64-bit). Estimate: UGA + PGA of an
     # OLTP session with small sort areas ~0.6 MB, private pages of the oracle image (data, bss,
     # relocations) and stack ~0.9 MB. The working set is what one call touches: UGA, stack top, cursors.
