@@ -15,7 +15,9 @@ often it is touched per transaction, and what share of the touches change it. Th
   but were changed since the last checkpoint: a block changed c times per transaction is
   dirty at a checkpoint with probability 1 - exp(-c n) (changes as a Poisson stream; repeated
   changes between two checkpoints cost one write); with a checkpoint timeout instead (no
-  changed block unwritten longer than n transactions), c / (1 + c n) writes per transaction.
+  changed block unwritten longer than n transactions), c / (1 + c n) writes per transaction;
+  with both (`both_writes`), the exact rate of "written at the sooner of the two" (see
+  `sooner_checkpoint_writes`).
 
 The OS page cache caches pages, not database blocks: where a page holds several blocks
 (`page_blocks`: 8 KB Solaris pages on UltraSPARC over 2 KB Oracle blocks hold 4), level 2
@@ -34,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from scipy.special import gammainc
 
 from sim.analytic import che_two_level_grouped, che_two_level_hits
 
@@ -129,12 +133,75 @@ class BufferCache:
             out[s.name] = float(np.dot(s.counts * self._hits[s.name], change / (1.0 + change * transactions)))
         return out
 
+    def both_writes(self, period: float, span: float) -> dict[str, float]:
+        """Writes per transaction, per segment, of cached blocks under both regimes at once: a
+        checkpoint every `period` transactions (log switches) and no changed block unwritten for
+        more than `span` (the timeout): each changed block is written at the sooner of the two
+        (`sooner_checkpoint_writes`). `period` -> infinity gives timeout_writes(span), `span` >=
+        `period` gives checkpoint_writes(period)."""
+        out = {}
+        for s in self.segments:
+            change = s.rates * s.update_share
+            out[s.name] = float(np.dot(s.counts * self._hits[s.name], sooner_checkpoint_writes(change, period, span)))
+        return out
+
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""
         read = [s for s in self.segments if s.read_on_miss]
         total = sum(s.touches for s in read)
         missed = sum(s.touches * self.odds[s.name].miss for s in read)
         return 1.0 - missed / total if total else 1.0
+
+
+_CHUNK = 1 << 20   # elements of the (bucket x term) array evaluated at once (8 MB): bounds memory, not accuracy
+
+
+def sooner_checkpoint_writes(change: np.ndarray, period: float, span: float) -> np.ndarray:
+    """Long-run writes per transaction of a block changed as a Poisson stream of `change` (c) per
+    transaction (an array: one per bucket) when it is written at the sooner of the next of the
+    checkpoints every `period` (C) transactions and `span` (n) transactions after its first change
+    since it was last written (log_checkpoint_timeout); changes while it is dirty cost nothing more.
+
+    Exact, by the phase theta in [0, C) since the last checkpoint (time-averaged, so the same for
+    any phase of the schedule): each checkpoint leaves the block clean, so the chance u(theta) it
+    is clean starts at 1; a clean block is dirtied at rate c, and one dirtied at theta - n is
+    written by the timeout at theta if no checkpoint came between (theta >= n):
+        u'(theta) = -c u(theta) + c u(theta - n) [theta >= n],  u = exp(-c theta) on [0, n].
+    By steps (v = exp(c theta) u, v' = c exp(c n) v(theta - n)) its solution is a sum of Poisson
+    terms, u(theta) = sum_{k=0}^{floor(theta/n)} exp(-x_k) x_k^k / k!, x_k = c (theta - k n).
+    Every dirtying is followed by one write in the same cycle, so writes per cycle = c times the
+    integral of u over [0, C), and per transaction
+        w = (1/C) sum_{k=0}^{floor(C/n)} P(k + 1, c (C - k n))
+    with P the regularised lower incomplete gamma function. With n >= C only k = 0 is left:
+    (1 - exp(-c C)) / C, checkpoint_writes; as C -> infinity, c / (1 + c n), timeout_writes.
+
+    The terms fall from 1 to 0 around k* = c C / (1 + c n) over a few sqrt(c C) / (1 + c n):
+    the terms more than 12 Poisson standard deviations (+12) below are 1 and above are 0 to
+    double precision, so only a window around k* is evaluated (the terms below it are counted),
+    which keeps the cost per bucket ~ 24 sqrt(C / n) at most, whatever C / n."""
+    shape = np.shape(change)
+    c = np.asarray(change, dtype=float).ravel()
+    if not (period > 0.0 and span > 0.0):
+        raise ValueError(f"sooner_checkpoint_writes: period and span must be > 0 transactions, got {period}, {span}")
+    if span >= period:
+        return (-np.expm1(-c * period) / period).reshape(shape)
+    last = np.floor(period / span)          # the last k with C - k n >= 0
+    cc = c * period
+    mid = cc / (1.0 + c * span)
+    half = (12.0 * np.sqrt(cc) + 12.0) / (1.0 + c * span) + 2.0
+    lo = np.clip(np.floor(mid - half), 0.0, last)
+    hi = np.clip(np.ceil(mid + half), 0.0, last)
+    width = int(np.max(hi - lo)) + 1 if c.size else 1
+    total = lo.copy()                         # terms 0 .. lo - 1: each 1
+    rows = max(1, _CHUNK // width)
+    j = np.arange(width, dtype=float)
+    for start in range(0, c.size, rows):
+        sl = slice(start, start + rows)
+        k = lo[sl, None] + j[None, :]
+        x = c[sl, None] * (period - k * span)
+        terms = np.where(k <= hi[sl, None], gammainc(k + 1.0, np.maximum(x, 0.0)), 0.0)
+        total[sl] += terms.sum(axis=1)
+    return (total / period).reshape(shape)
 
 
 def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int, policy: str = "lru"):

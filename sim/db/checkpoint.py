@@ -15,7 +15,8 @@ short list of marks, O(1) per log write.
 A block that stays in the buffer cache is written only by checkpoints: `CachedBlockCheckpoints`
 turns the two regimes (a checkpoint at every log switch; log_checkpoint_timeout) into writes
 per transaction of such blocks, per segment of a workload's buffer cache (sim/db/buffer_cache.py),
-the timeout's span paced by the run's own measured throughput.
+the timeout's span paced by the run's own measured throughput; with both, each changed block is
+written at the sooner of the two (BufferCache.both_writes, exact for Poisson changes).
 """
 
 from __future__ import annotations
@@ -61,23 +62,27 @@ class CachedBlockCheckpoints:
 
     def __init__(self, cache, redo_log_size: float | None, redo_per_tx: float, timeout: float | None):
         self.cache, self.timeout = cache, timeout
+        # transactions between two log switches (None: no sized logs, or no redo to fill them)
+        self.period: float | None = (redo_log_size / redo_per_tx
+                                     if redo_log_size is not None and redo_per_tx > 0.0 else None)
         # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
-        self.log_switch: dict[str, float] = (cache.checkpoint_writes(redo_log_size / redo_per_tx)
-                                             if redo_log_size is not None and redo_per_tx > 0.0 else {})
+        self.log_switch: dict[str, float] = cache.checkpoint_writes(self.period) if self.period is not None else {}
 
     def at_throughput(self, per_s: float) -> dict[str, float] | None:
         """With a timeout, the writes per transaction per segment at `per_s` transactions a second
         (None without a timeout or without throughput: the log-switch writes stand).
 
         With both regimes a changed block is written at the sooner of the timeout and the next
-        log switch. That is not computed: per segment, the larger of the two regimes' write rates
-        stands in for it. It is an approximation, not exact: taking the sooner of two deadlines
-        shortens a block's renewal cycle below either regime's alone, so the combined rate is
-        generally above the larger of the two; and the larger is taken per segment, not per block."""
+        log switch: BufferCache.both_writes, per block (bucket) and exact for Poisson changes. It is
+        at least the larger of the two regimes' rates and at most their sum (the per-segment max()
+        used before under-counted, by up to 2x per block: a hot block with C just above n is written
+        by the timeout and again at the switch just after)."""
         if self.timeout is None or per_s <= 0.0:
             return None
-        timed = self.cache.timeout_writes(self.timeout * per_s)
-        return {seg: max(w, self.log_switch.get(seg, 0.0)) for seg, w in timed.items()}
+        span = self.timeout * per_s
+        if self.period is None:
+            return self.cache.timeout_writes(span)
+        return self.cache.both_writes(self.period, span)
 
     def pace(self, env, finished: Callable[[], int], apply: Callable[[dict[str, float]], None]):
         """Process: every PACE_WINDOW, the throughput of the window just gone (from `finished()`,
