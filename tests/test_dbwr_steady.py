@@ -209,3 +209,15 @@ def test_catch_up_never_takes_the_backlog_above_the_limit_nor_loses_a_dirtied_bu
     env.run(until=40.0)
     before = dbwr.dirtied_total
     assert dbwr.catch_up() == 0 and dbwr.dirtied_total == before
+
+
+def test_a_writer_idle_all_the_watch_is_left_alone():
+    """Dirtying 50/s: DBWR's first batch (150 buffers at its 3-s timeout) is written by 4.5 s; a watch
+    from 4.6 to 5.9 s sees 65 dirtied and nothing written, DBWR waiting for its next timeout: no
+    sign of a shortfall (g = 0), nothing moves."""
+    env, dbwr, _, _ = _writer(50.0)
+    dbwr.watch(4.6)
+    env.run(until=5.9)
+    assert dbwr.written_total == 150 and dbwr.unwritten > 0
+    assert dbwr.net_fill_rate() == 0.0
+    assert dbwr.catch_up() == 0 and dbwr.unwritten < WRITE_BATCH

@@ -208,7 +208,8 @@ class DatabaseWriter:
 
     def net_fill_rate(self) -> float | None:
         """The backlog's net fill rate g (buffers/s) over the watch so far: dirtied/s minus DBWR's
-        capacity, its writes per second of busy time (None: not watched yet, or no time)."""
+        capacity, its writes per second of busy time (None: not watched yet, or no time; 0 if DBWR
+        idled all the watch, waiting for a batch or its timeout: nothing shows it short of capacity)."""
         if self._watched is None:
             return None
         t0, dirtied0, written0 = self._w0
@@ -217,8 +218,8 @@ class DatabaseWriter:
             return None
         busy = self._busy + (self.env.now - self._busy_from if self._busy_from is not None else 0.0)
         dirtied, written = self.dirtied_total - dirtied0, self.written_total - written0
-        if busy <= 0.0:   # nothing written while watched: all that was dirtied stays
-            return dirtied / span
+        if busy <= 0.0:   # idle all the watch (waiting for a batch or its timeout): it kept up
+            return 0.0
         return (dirtied - written * span / busy) / span
 
     def catch_up(self) -> int:
