@@ -57,6 +57,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     skipped = system.instance.settle_writer() if spec.settle_writer else 0
     if skipped:   # DBWR's backlog moved to its free-buffer limit: warm up again at it
         result.extra["dbwr_backlog_skipped"] = skipped
+        result.extra["dbwr_net_fill_per_s"] = system.instance.dbwr.fill_rate
         env.run(until=env.now + spec.warmup)
     system.reset_stats()
     workload.reset_stats()

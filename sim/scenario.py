@@ -57,9 +57,9 @@ class RunSpec:
     min_batches: int = param("batches before the stopping rule may stop", default=10, minimum=2)
     target_half_width: float = param("stop when the 95% CI half-width of throughput is within this fraction",
                                      kind="fraction", default="1%", positive=True)
-    settle_writer: bool = param("at the end of the warm-up, a DBWR that had a batch or more waiting over its second "
-                                "half and fell further behind starts at the free-buffer limit it is heading for, "
-                                "then the warm-up runs again (sim/db/dbwr.py, catch_up)", default=True)
+    settle_writer: bool = param("at the end of the warm-up, a DBWR whose backlog filled over its second half (dirtied/s "
+                                "above its writes per busy second) starts at the free-buffer limit it is heading "
+                                "for, then the warm-up runs again (sim/db/dbwr.py, catch_up)", default=True)
     max_time: float = param("cap on measured simulated time (steady) or on the whole run (batch)",
                             kind="time", default="120 s", positive=True)
 

@@ -9,7 +9,7 @@ import pytest
 import simpy
 
 from sim import scenario
-from sim.db.dbwr import FREE_BUFFER_LIMIT, DatabaseWriter
+from sim.db.dbwr import FREE_BUFFER_LIMIT, WRITE_BATCH, DatabaseWriter
 from sim.metrics import WaitEvents
 from sim.run import run
 
@@ -133,3 +133,91 @@ def test_log_switch_checkpoints_settle_dbwr_only_where_the_free_buffer_limit_bin
     assert none.extra.get("dbwr_backlog_skipped", 0) > 0
     assert big.extra.get("dbwr_backlog_skipped", 0) > 0
     assert "dbwr_backlog_skipped" not in small.extra
+
+
+@pytest.mark.parametrize("rate, capacity_share", [(300.0, 1.0), (110.0, 1.0), (50.0, 0.5), (95.0, 0.95)])
+def test_the_net_fill_rate_is_the_dirtying_rate_minus_the_writes_per_busy_second(rate, capacity_share):
+    """Closed form: one 10-ms write at a time is 100 writes per busy second, whatever share of the time
+    DBWR is busy, so g = rate - 100 (a writer that keeps up is busy rate/100 of the time). A cache
+    large enough (50,000-buffer limit) that no backlog reaches its limit within the 90 s."""
+    env, dbwr, _, _ = _writer(rate, buffers=200_000)
+    dbwr.watch(30.0)
+    env.run(until=90.0)
+    assert dbwr.net_fill_rate() == pytest.approx(rate - 1.0 / WRITE, abs=1.5)
+    busy = dbwr._busy + (env.now - dbwr._busy_from if dbwr._busy_from is not None else 0.0)
+    assert busy / (env.now - dbwr._w0[0]) == pytest.approx(capacity_share, abs=0.03)
+
+
+@pytest.mark.parametrize("since, until", [(2.0, 8.0), (10.0, 40.0), (20.0, 60.0)])
+def test_a_slow_fill_settles_whatever_the_watch_length(since, until):
+    """Dirtying 110/s against 100 writes/s: the backlog fills at 10/s, 60 buffers over a 6-s watch and
+    400 over 40 s, all under the batch (512) that the test before this one asked to see grow: every
+    watch length now moves it to the same state, the free-buffer limit (5,000 of 20,000 buffers),
+    with the 10/s it saw; nothing is lost from the counts."""
+    env, dbwr, _, _ = _writer(110.0, buffers=20_000)
+    dbwr.watch(since)
+    env.run(until=until)
+    grown = dbwr.unwritten
+    assert grown - dbwr._watched < WRITE_BATCH and grown < 0.5 * dbwr.limit
+    extra = dbwr.catch_up()
+    assert extra == int(dbwr.limit) - grown
+    assert dbwr.fill_rate == pytest.approx(10.0, abs=1.0)
+    assert dbwr.unwritten == dbwr.limit and dbwr.dirtied_total - dbwr.written_total == dbwr.unwritten
+
+
+def test_two_seeds_of_a_near_balanced_writer_reach_the_same_regime():
+    """The dirtying jittered (exponential gaps, two seeds), mean 110/s against 100 writes/s: both seeds
+    settle at the limit, and from then on run at the write rate within 3% of each other."""
+    import random
+    rates = []
+    for seed in (1, 2):
+        rng = random.Random(seed)
+        env = simpy.Environment()
+        dbwr = DatabaseWriter(env, _Cpu(env), _Files(env), 8_000, False, 0, WaitEvents())
+        done = [0]
+
+        def session():
+            while True:
+                yield from dbwr.free_buffer()
+                dbwr.dirty(1, (done[0] % 4, 1))
+                done[0] += 1
+                yield env.timeout(rng.expovariate(110.0))
+        env.process(session())
+        dbwr.watch(10.0)
+        env.run(until=30.0)
+        assert dbwr.catch_up() > 0
+        env.run(until=40.0)
+        start = done[0]
+        env.run(until=60.0)
+        rates.append((done[0] - start) / 20.0)
+    assert rates[0] == pytest.approx(100.0, rel=0.03) and rates[1] == pytest.approx(rates[0], rel=0.03)
+
+
+def test_catch_up_never_takes_the_backlog_above_the_limit_nor_loses_a_dirtied_buffer():
+    """Invariant over a run at the limit: after catch_up the backlog is at most the limit (plus the one
+    buffer a session dirties after its free buffer), dirtied - written = unwritten at every step, and a
+    second catch_up at the limit adds nothing."""
+    env, dbwr, _, _ = _writer(300.0)
+    dbwr.watch(2.0)
+    env.run(until=6.0)
+    dbwr.catch_up()
+    for t in range(7, 30):
+        env.run(until=float(t))
+        assert dbwr.unwritten <= dbwr.limit + 1
+        assert dbwr.dirtied_total - dbwr.written_total == dbwr.unwritten
+    dbwr.watch(env.now)
+    env.run(until=40.0)
+    before = dbwr.dirtied_total
+    assert dbwr.catch_up() == 0 and dbwr.dirtied_total == before
+
+
+def test_a_writer_idle_all_the_watch_is_left_alone():
+    """Dirtying 50/s: DBWR's first batch (150 buffers at its 3-s timeout) is written by 4.5 s; a watch
+    from 4.6 to 5.9 s sees 65 dirtied and nothing written, DBWR waiting for its next timeout: no
+    sign of a shortfall (g = 0), nothing moves."""
+    env, dbwr, _, _ = _writer(50.0)
+    dbwr.watch(4.6)
+    env.run(until=5.9)
+    assert dbwr.written_total == 150 and dbwr.unwritten > 0
+    assert dbwr.net_fill_rate() == 0.0
+    assert dbwr.catch_up() == 0 and dbwr.unwritten < WRITE_BATCH
