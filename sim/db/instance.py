@@ -206,9 +206,9 @@ class Instance:
     def settle_writer(self) -> int:
         """At the end of the warm-up: move a watched DBWR that cannot keep up (its backlog's net
         fill rate is positive) to its free-buffer-limit steady state (DatabaseWriter.catch_up);
-        returns the buffers dirtied to get there (0 if it was not watched). Under log-switch checkpoints only where their bound
-        is the larger, so the free-buffer limit is met first; otherwise the backlog heads for
-        the checkpoints' bound and the run keeps its own pace."""
+        returns the buffers dirtied to get there (0 if it was not watched). Under log-switch
+        checkpoints only where their bound is the larger, so the free-buffer limit is met first;
+        otherwise the backlog heads for the checkpoints' bound and the run keeps its own pace."""
         if self.dbwr is None:
             return 0
         bound = self.checkpoint_bound()
