@@ -144,8 +144,7 @@ def test_the_net_fill_rate_is_the_dirtying_rate_minus_the_writes_per_busy_second
     dbwr.watch(30.0)
     env.run(until=90.0)
     assert dbwr.net_fill_rate() == pytest.approx(rate - 1.0 / WRITE, abs=1.5)
-    busy = dbwr._busy + (env.now - dbwr._busy_from if dbwr._busy_from is not None else 0.0)
-    assert busy / (env.now - dbwr._w0[0]) == pytest.approx(capacity_share, abs=0.03)
+    assert dbwr.busy_time() / (env.now - dbwr._w0[0]) == pytest.approx(capacity_share, abs=0.03)
 
 
 @pytest.mark.parametrize("since, until", [(2.0, 8.0), (10.0, 40.0), (20.0, 60.0)])

@@ -206,6 +206,10 @@ class DatabaseWriter:
         """End the watch, leaving the backlog as it is."""
         self.watch_from, self._watched, self._busy_from = None, None, None
 
+    def busy_time(self) -> float:
+        """Seconds with writes in flight (or a batch being gathered) since the watch began."""
+        return self._busy + (self.env.now - self._busy_from if self._busy_from is not None else 0.0)
+
     def net_fill_rate(self) -> float | None:
         """The backlog's net fill rate g (buffers/s) over the watch so far: dirtied/s minus DBWR's
         capacity, its writes per second of busy time (None: not watched yet, or no time; 0 if DBWR
@@ -216,7 +220,7 @@ class DatabaseWriter:
         span = self.env.now - t0
         if span <= 0.0:
             return None
-        busy = self._busy + (self.env.now - self._busy_from if self._busy_from is not None else 0.0)
+        busy = self.busy_time()
         dirtied, written = self.dirtied_total - dirtied0, self.written_total - written0
         if busy <= 0.0:   # idle all the watch (waiting for a batch or its timeout): it kept up
             return 0.0
