@@ -135,7 +135,10 @@ def _with_progress(fn, label: str):
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="parallel processes (default: all cores)")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="write the scoreboard as JSON")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="draw each table as a PNG in this folder")
-def reproduce(ids, quick, jobs, json_file, plot_dir):
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="run every row under this many seeds (its run.seed and the ones after it) and score the mean, "
+                   "with its 95%% interval across the seeds")
+def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
     """Re-run published tables and print simulated beside published."""
     from sim import experiments as ex
 
@@ -145,7 +148,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir):
     _check_output_file("--json", json_file)
     if plot_dir:
         make_folder("--plot", plot_dir)
-    results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty())
+    results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty(), seeds=seeds)
     figures = [f for e in exps for f in ex.score(e, results)]
     click.echo(ex.scoreboard(figures))
     if json_file:

@@ -9,6 +9,7 @@ tolerance per metric. Published values are only ever compared with, never fed to
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -19,6 +20,7 @@ from typing import Any
 
 from sim import scenario as scenario_mod
 from sim.config import OltpsimError, Source, build, param, read_yaml, replace_path, suggest
+from sim.metrics import batch_means_halfwidth
 from sim.report import figure, table
 from sim.result import Result
 
@@ -96,6 +98,8 @@ class Figure:
     error_kind: str          # relative | points | equal | prediction
     ok: bool | None          # None for predictions
     status: str = "ok"
+    seeds: int = 1           # runs behind `simulated` (their mean)
+    spread: float | None = None  # 95% half-width of that mean across the seeds, in the error's unit
 
 
 def _builtin_dir() -> Path:
@@ -161,52 +165,110 @@ def _run_point(data: dict, source: str) -> Result:
                       inputs={}, status="error", message=str(exc))
 
 
-def run_experiments(exps: list[ExperimentSpec], jobs: int = 1, progress: bool = False) -> dict[tuple[str, str], Result]:
-    """Run every row of every experiment (in parallel processes when jobs > 1)."""
-    points = [(e.id, r.label, row_scenario_data(e, r)) for e in exps for r in e.rows]
-    # Resolve every scenario first: a bad one stops everything before anything runs.
-    for eid, label, data in points:
-        scenario_mod.resolve(data, f"experiment {eid} [{label}]")
-    results: dict[tuple[str, str], Result] = {}
+def _run_key(data: dict) -> str:
+    """What makes two runs the same run: the whole scenario but its name."""
+    return json.dumps({k: v for k, v in data.items() if k != "name"}, sort_keys=True, default=str)
+
+
+def run_experiments(exps: list[ExperimentSpec], jobs: int = 1, progress: bool = False,
+                    seeds: int = 1) -> dict[tuple[str, str], list[Result]]:
+    """Run every row of every experiment (in parallel processes when jobs > 1): one Result per
+    seed, the row's run.seed and the `seeds - 1` after it. A row whose scenario another row
+    already has (a table repeating another's configurations) is run once for both."""
+    rows: dict[tuple[str, str], list[str]] = {}
+    runs: dict[str, tuple[dict, str]] = {}
+    for e in exps:
+        for r in e.rows:
+            data, src = row_scenario_data(e, r), f"experiment {e.id} [{r.label}]"
+            # Resolve every scenario first: a bad one stops everything before anything runs.
+            first = scenario_mod.resolve(data, src).spec.run.seed
+            keys = []
+            for k in range(seeds):
+                d = data if k == 0 else scenario_mod.apply_overrides(data, {"run.seed": first + k}, src)
+                keys.append(_run_key(d))
+                runs.setdefault(keys[-1], (d, src))
+            rows[(e.id, r.label)] = keys
+    done: dict[str, Result] = {}
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(points), desc="reproduce", unit="row", leave=False)
-    if jobs <= 1 or len(points) == 1:
-        for eid, label, data in points:
-            results[(eid, label)] = _run_point(data, f"experiment {eid} [{label}]")
+        bar = tqdm(total=len(runs), desc="reproduce", unit="run", leave=False)
+    if jobs <= 1 or len(runs) == 1:
+        for key, (data, src) in runs.items():
+            done[key] = _run_point(data, src)
             if bar:
                 bar.update()
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(_run_point, data, f"experiment {eid} [{label}]"): (eid, label)
-                    for eid, label, data in points}
+            futs = {pool.submit(_run_point, data, src): key for key, (data, src) in runs.items()}
             for fut in as_completed(futs):
-                results[futs[fut]] = fut.result()
+                done[futs[fut]] = fut.result()
                 if bar:
                     bar.update()
     if bar:
         bar.close()
-    return results
+    return {(eid, label): [dataclasses.replace(done[k], label=f"{eid} [{label}]") for k in keys]
+            for (eid, label), keys in rows.items()}
 
 
-def score(exp: ExperimentSpec, results: dict[tuple[str, str], Result]) -> list[Figure]:
+def _status(runs: list[Result]) -> str:
+    statuses = [r.status for r in runs]
+    if len(set(statuses)) == 1:
+        return statuses[0]
+    return "mixed (" + ", ".join(f"{s} {statuses.count(s)}" for s in dict.fromkeys(statuses)) + ")"
+
+
+def _mean(values: list[Any]) -> Any:
+    """The figure of a row run under several seeds: the mean (element by element for a list);
+    a text figure (an outcome) only if every seed gives the same."""
+    if len(values) == 1:
+        return values[0]
+    if any(v is None for v in values):
+        return None
+    if all(isinstance(v, list) for v in values):
+        return [statistics.fmean(col) for col in zip(*values)]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return statistics.fmean(values)
+    return values[0] if all(v == values[0] for v in values) else None
+
+
+def _spread(values: list[Any], kind: str, pub: Any) -> float | None:
+    """Half-width of the 95% Student-t interval of the mean across seeds, in the error's unit:
+    a fraction of the published value, or points (the widest element of a list)."""
+    if len(values) < 2 or any(v is None for v in values):
+        return None
+    if all(isinstance(v, list) for v in values):
+        return max(batch_means_halfwidth(list(col)) for col in zip(*values))
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    hw = batch_means_halfwidth(list(values))
+    return hw / abs(pub) if kind == "relative" and isinstance(pub, (int, float)) and pub else hw
+
+
+def score(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> list[Figure]:
+    """Each row's figures beside its published values; a row run under several seeds is scored on
+    its mean (a change relative to another row: seed by seed, then the mean)."""
     figures = []
     for row in exp.rows:
-        res = results[(exp.id, row.label)]
+        runs = results[(exp.id, row.label)]
+        status = _status(runs)
         for name, pub in row.published.items():
             m = exp.metrics[name]
-            sim = res.metric(m.result)
+            values = [r.metric(m.result) for r in runs]
             if m.relative_to is not None:
-                ref = results[(exp.id, m.relative_to)].metric(m.result)
-                sim = 100.0 * (sim / ref - 1.0) if sim is not None and ref else None
-            figures.append(_compare(exp.id, row.label, name, m, pub, sim, res.status))
+                refs = [r.metric(m.result) for r in results[(exp.id, m.relative_to)]]
+                values = [100.0 * (v / ref - 1.0) if v is not None and ref else None for v, ref in zip(values, refs)]
+            f = _compare(exp.id, row.label, name, m, pub, _mean(values), status)
+            f.seeds, f.spread = len(runs), _spread(values, m.rule()[0], pub)
+            figures.append(f)
         scored = {exp.metrics[name].result for name in row.published if exp.metrics[name].relative_to is None}
         for name in exp.predict:
             if name in scored:   # already printed beside its published value
                 continue
-            figures.append(Figure(exp.id, row.label, name, "", None, res.metric(name), None, "prediction", None, res.status))
+            values = [r.metric(name) for r in runs]
+            figures.append(Figure(exp.id, row.label, name, "", None, _mean(values), None, "prediction", None, status,
+                                  len(runs), _spread(values, "points", None)))
     return figures
 
 
@@ -249,15 +311,25 @@ def _fmt_err(f: Figure) -> str:
     return f"{f.error:+.1f} pt"
 
 
+def _fmt_spread(f: Figure) -> str:
+    if f.spread is None:
+        return ""
+    if f.error_kind == "relative":
+        return f"±{100 * f.spread:.1f}%"
+    return f"±{f.spread:.1f} pt" if f.error_kind == "points" else f"±{figure(f.spread)}"
+
+
 def scoreboard(figures: list[Figure]) -> str:
+    seeds = max((f.seeds for f in figures), default=1)
     rows = []
     for f in figures:
         verdict = "predicted" if f.ok is None else ("yes" if f.ok else "NO")
         sim = _fmt(f.simulated) if f.status in ("ok", "timeout") or f.metric == "outcome" else f.status
-        rows.append([f.experiment, f.row, f.metric + (f" ({f.unit})" if f.unit else ""), _fmt(f.published), sim,
-                     _fmt_err(f), verdict])
-    text = table(["experiment", "row", "metric", "published", "simulated", "error", "within tol."], rows,
-                 "lllrrrl")
+        row = [f.experiment, f.row, f.metric + (f" ({f.unit})" if f.unit else ""), _fmt(f.published), sim, _fmt_err(f)]
+        rows.append(row + ([_fmt_spread(f)] if seeds > 1 else []) + [verdict])
+    head = ["experiment", "row", "metric", "published", "simulated", "error"]
+    head += [f"95% over {seeds} seeds"] if seeds > 1 else []
+    text = table(head + ["within tol."], rows, "lllrrr" + ("r" if seeds > 1 else "") + "l")
     return text + "\n\n" + summary_line(figures)
 
 
@@ -274,6 +346,9 @@ def summary_line(figures: list[Figure]) -> str:
     preds = sum(1 for f in figures if f.ok is None)
     if preds:
         parts.append(f"{preds} blind predictions")
+    seeds = max((f.seeds for f in figures), default=1)
+    if seeds > 1:
+        parts.append(f"simulated figures are means over {seeds} seeds")
     return "; ".join(parts)
 
 

@@ -48,17 +48,17 @@ def test_changing_published_values_leaves_simulated_values_identical():
                                     "max_time": "1 s"})
     original = dataclasses.replace(exp, scenario=short, rows=(exp.rows[1],))
     tampered = dataclasses.replace(exp, scenario=short, rows=(row,))
-    a = ex.run_experiments([original])[(exp.id, row.label)]
-    b = ex.run_experiments([tampered])[(exp.id, row.label)]
+    (a,) = ex.run_experiments([original])[(exp.id, row.label)]
+    (b,) = ex.run_experiments([tampered])[(exp.id, row.label)]
     assert (a.tpm, a.cpu, a.events) == (b.tpm, b.cpu, b.events)
-    fa, fb = ex.score(original, {(exp.id, row.label): a}), ex.score(tampered, {(exp.id, row.label): b})
+    fa, fb = ex.score(original, {(exp.id, row.label): [a]}), ex.score(tampered, {(exp.id, row.label): [b]})
     assert [f.simulated for f in fa] == [f.simulated for f in fb]
     assert [f.published for f in fa] != [f.published for f in fb]
 
 
 def test_a_predicted_figure_already_scored_in_its_row_is_not_printed_twice():
     (exp,) = ex.select(["opteron.users_by_cache"])
-    results = {(exp.id, r.label): Result(r.label, "p", "tpcc", {}, tpm=1000.0) for r in exp.rows}
+    results = {(exp.id, r.label): [Result(r.label, "p", "tpcc", {}, tpm=1000.0)] for r in exp.rows}
     figures = ex.score(exp, results)
     for row in exp.rows:
         names = [f.metric for f in figures if f.row == row.label]
@@ -67,6 +67,64 @@ def test_a_predicted_figure_already_scored_in_its_row_is_not_printed_twice():
             assert [f.ok is not None for f in figures if f.row == row.label and f.metric == "tpm"] == [True]
         else:   # a withheld row still prints its prediction
             assert any(f.metric == "tpm" and f.ok is None for f in figures if f.row == row.label)
+
+
+def _fake_runs(monkeypatch):
+    """Replace the simulation by a stand-in whose TPM is 1000 + 10 x seed, recording each run."""
+    calls = []
+
+    def fake(data, source):
+        seed = data.get("run", {}).get("seed", 1)
+        calls.append((source, seed))
+        return Result(data.get("name", ""), "p", "tpcc", {}, tpm=1000.0 + 10.0 * seed, seed=seed,
+                      cpu_idle=50.0 + seed, cpu_usr=40.0, cpu_sys=10.0 - seed)
+    monkeypatch.setattr(ex, "_run_point", fake)
+    return calls
+
+
+def _two_tables_sharing_a_row():
+    (exp,) = ex.select(["tseries.oltp_users"])
+    first = dataclasses.replace(exp, rows=exp.rows[:2])
+    again = dataclasses.replace(exp, id="again", rows=(dataclasses.replace(exp.rows[1], label="the same row"),))
+    return first, again
+
+
+def test_a_row_another_table_repeats_is_run_once_and_scored_under_both(monkeypatch):
+    calls = _fake_runs(monkeypatch)
+    first, again = _two_tables_sharing_a_row()
+    results = ex.run_experiments([first, again])
+    assert len(calls) == 2   # three rows, two scenarios
+    (a,) = results[(first.id, first.rows[1].label)]
+    (b,) = results[("again", "the same row")]
+    assert a.tpm == b.tpm and a.label != b.label and b.label == "again [the same row]"
+
+
+def test_several_seeds_score_the_mean_with_its_interval(monkeypatch):
+    calls = _fake_runs(monkeypatch)
+    first, again = _two_tables_sharing_a_row()
+    results = ex.run_experiments([first, again], seeds=3)
+    assert len(calls) == 6 and sorted({s for _src, s in calls}) == [1, 2, 3]   # the rows' run.seed is 1
+    assert [r.seed for r in results[("again", "the same row")]] == [1, 2, 3]
+    figures = ex.score(first, results)
+    tpm = next(f for f in figures if f.metric == "throughput")
+    cpu = next(f for f in figures if f.metric == "cpu")
+    assert tpm.simulated == pytest.approx(1020.0) and tpm.seeds == 3
+    # t(0.975, 2) x sd(1010, 1020, 1030) / sqrt(3) = 4.3027 x 10 / 1.7321, as a fraction of the published value
+    assert tpm.spread == pytest.approx(4.302653 * 10.0 / 3 ** 0.5 / tpm.published, rel=1e-5)
+    assert tpm.error == pytest.approx((1020.0 - tpm.published) / tpm.published)
+    assert cpu.simulated == pytest.approx([52.0, 40.0, 8.0])
+    assert cpu.spread == pytest.approx(4.302653 * 1.0 / 3 ** 0.5, rel=1e-5)
+    board = ex.scoreboard(figures)
+    assert "95% over 3 seeds" in board and "means over 3 seeds" in board
+
+
+def test_seeds_that_end_differently_leave_the_figure_unscored(monkeypatch):
+    (exp,) = ex.select(["opteron.users_by_cache"])
+    row = next(r for r in exp.rows if "tpm" in r.published)
+    runs = [Result(row.label, "p", "tpcc", {}, tpm=1000.0),
+            Result(row.label, "p", "tpcc", {}, status="out_of_memory")]
+    (f,) = [f for f in ex.score(dataclasses.replace(exp, rows=(row,)), {(exp.id, row.label): runs}) if f.metric == "tpm"]
+    assert f.status == "mixed (ok 1, out_of_memory 1)" and f.simulated is None and f.ok is False
 
 
 def test_model_code_never_reads_published_values():
