@@ -356,8 +356,16 @@ def figures_to_dicts(figures: list[Figure]) -> list[dict]:
     return [dataclasses.asdict(f) for f in figures]
 
 
+def _yerr(figs: list[Figure], width) -> list[float] | None:
+    """Error bars: the 95% interval across seeds, where the figures have one."""
+    if all(f.spread is None for f in figs):
+        return None
+    return [width(f) if f.spread is not None else 0.0 for f in figs]
+
+
 def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
-    """Simulated beside published, one panel per metric, rows along the x axis."""
+    """Simulated beside published, one panel per metric, rows along the x axis (with seeds > 1, the
+    simulated means carry their 95% interval across the seeds as error bars)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -371,13 +379,13 @@ def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
             fs_cpu = [f for f in figures if f.metric == m and f.experiment == exp.id and isinstance(f.published, list)]
             labels = [f.row for f in fs_cpu]
             ax.plot(labels, [100 - f.published[0] for f in fs_cpu], "o-", label="published busy %")
-            ax.plot(labels, [100 - f.simulated[0] if isinstance(f.simulated, list) else float("nan") for f in fs_cpu],
-                    "s--", label="simulated busy %")
+            ax.errorbar(labels, [100 - f.simulated[0] if isinstance(f.simulated, list) else float("nan") for f in fs_cpu],
+                        yerr=_yerr(fs_cpu, lambda f: f.spread), fmt="s--", capsize=3, label="simulated busy %")
         else:
             labels = [f.row for f in fs]
             ax.plot(labels, [f.published for f in fs], "o-", label="published")
-            ax.plot(labels, [f.simulated if isinstance(f.simulated, (int, float)) else float("nan") for f in fs],
-                    "s--", label="simulated")
+            ax.errorbar(labels, [f.simulated if isinstance(f.simulated, (int, float)) else float("nan") for f in fs],
+                        yerr=_yerr(fs, lambda f: f.spread * abs(f.published)), fmt="s--", capsize=3, label="simulated")
         ax.set_title(f"{m} ({exp.metrics[m].unit})" if exp.metrics[m].unit else m, fontsize=9)
         ax.tick_params(axis="x", labelrotation=30, labelsize=7)
         ax.legend(fontsize=7)

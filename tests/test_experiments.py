@@ -157,3 +157,17 @@ def test_model_code_never_reads_published_values():
             continue  # the scoreboard compares; it is the one place allowed to see published values
         for p in pats:
             assert not p.search(text), f"{f} holds the published figure {p.pattern}"
+
+
+def test_the_plot_draws_the_seeds_interval_as_error_bars(tmp_path):
+    (exp,) = ex.select(["tseries.oltp_users"])
+    runs = {(exp.id, r.label): [Result(r.label, "p", "tpcc", {}, tpm=1000.0 * (i + 1) + 100.0 * k,
+                                       cpu_idle=50.0 + k, cpu_usr=40.0, cpu_sys=10.0 - k) for k in range(3)]
+            for i, r in enumerate(exp.rows)}
+    figures = ex.score(exp, runs)
+    assert all(f.spread for f in figures)
+    with_bars = ex.plot(exp, figures, tmp_path / "bars.png").read_bytes()
+    for f in figures:
+        f.spread = None
+    without = ex.plot(exp, figures, tmp_path / "plain.png").read_bytes()
+    assert with_bars != without
