@@ -220,3 +220,42 @@ def test_a_writer_idle_all_the_watch_is_left_alone():
     assert dbwr.written_total == 150 and dbwr.unwritten > 0
     assert dbwr.net_fill_rate() == 0.0
     assert dbwr.catch_up() == 0 and dbwr.unwritten < WRITE_BATCH
+
+
+def test_the_buffers_catch_up_adds_have_the_mix_dirtied_over_the_watch_not_the_last_few():
+    """Two writes in flight (200/s) against 300 dirtied/s. Over the 4-s watch the sessions dirty file 0
+    half the time and files 1-3 the rest, except for its last 1.5 s, when they dirty only file 3; the
+    buffers still pending at its end (gathered into no batch yet: the last ~2 s) are heavy in file 3.
+    The buffers catch_up adds must carry the watch's mix, the first `extra` of its sequence repeated,
+    not the pending buffers' own."""
+    env = simpy.Environment()
+    dbwr = DatabaseWriter(env, _Cpu(env), _Files(env), 48_000, True, 0, WaitEvents(), max_writes=2)
+    pattern, watched = (0, 0, 0, 1, 2, 3), []
+
+    def session():
+        i = 0
+        while True:
+            yield from dbwr.free_buffer()
+            f = 3 if env.now >= 4.5 else pattern[i % len(pattern)]
+            dbwr.dirty(1, (f, 1))
+            if env.now >= 2.0:
+                watched.append(f)
+            i += 1
+            yield env.timeout(1.0 / 300.0)
+    env.process(session())
+    dbwr.watch(2.0)
+    env.run(until=6.0)
+    pending_share = sum(k for f, k, _ in dbwr.ranges if f[0] == 0) / sum(k for _, k, _ in dbwr.ranges)
+    extra = dbwr.catch_up()
+    assert extra > 8 * len(watched)
+    added, n = [], extra
+    for files, k, _ck in dbwr.ranges:
+        take = min(k, n)
+        added += [files[0]] * take
+        n -= take
+        if not n:
+            break
+    expected = [watched[j % len(watched)] for j in range(extra)]
+    assert added.count(0) / extra == pytest.approx(expected.count(0) / extra, abs=0.005)
+    assert expected.count(0) / extra == pytest.approx(0.31, abs=0.02)
+    assert pending_share < 0.25   # (the sample the copies were taken from before: a different mix)
