@@ -124,3 +124,16 @@ def test_sweep_metric_check_knows_every_figure_a_run_flattens():
     unknown = [k for k in row if not k.startswith("in.") and k not in not_figures and not known_figure(k)]
     assert not unknown, unknown
     assert not known_figure("extra.") and not known_figure("tmp") and known_figure("wait.log file sync.time_s")
+
+
+def test_a_run_stopped_short_of_its_precision_target_says_so():
+    sc = scenario.load(None, {"users": 8, "think_time": "0 s", "keying_time": "0 s", **SHORT}, profile="t5220",
+                       workload="tpcc")
+    loose = run(scenario.load(None, {"users": 8, "think_time": "0 s", "keying_time": "0 s", **SHORT,
+                                     "run.target_half_width": "50%"}, profile="t5220", workload="tpcc"))
+    r = run(sc)
+    assert r.tpm_half_width / r.tpm > 0.01   # 3 s are not enough for 1%
+    line = report.summary(r).splitlines()
+    said = [x for x in line if x.startswith("throughput:")][0]
+    assert f"[stopped at run.max_time 3 s: ±{100 * r.tpm_half_width / r.tpm:.1f}%, not the 1% target]" in said
+    assert loose.tpm_half_width / loose.tpm <= 0.5 and "stopped at" not in report.summary(loose)
