@@ -319,8 +319,13 @@ def _fmt_spread(f: Figure) -> str:
     return f"±{f.spread:.1f} pt" if f.error_kind == "points" else f"±{figure(f.spread)}"
 
 
+def _seeds(figures: list[Figure]) -> int:
+    """Runs behind each simulated figure (one unless reproduce --seeds)."""
+    return max((f.seeds for f in figures), default=1)
+
+
 def scoreboard(figures: list[Figure]) -> str:
-    seeds = max((f.seeds for f in figures), default=1)
+    seeds = _seeds(figures)
     rows = []
     for f in figures:
         verdict = "predicted" if f.ok is None else ("yes" if f.ok else "NO")
@@ -346,7 +351,7 @@ def summary_line(figures: list[Figure]) -> str:
     preds = sum(1 for f in figures if f.ok is None)
     if preds:
         parts.append(f"{preds} blind predictions")
-    seeds = max((f.seeds for f in figures), default=1)
+    seeds = _seeds(figures)
     if seeds > 1:
         parts.append(f"simulated figures are means over {seeds} seeds")
     return "; ".join(parts)
