@@ -45,9 +45,16 @@ alone. The published runs are taken as long enough for any g > 0 to fill the cac
 not a growth of so many buffers in the watch: near g = 0 the two regimes meet (at the limit
 transactions run at the write rate, which then equals the dirtying rate), so which side a run
 falls on moves its throughput little. Reaching the limit takes hours simulated with a slow net
-fill; `catch_up` moves the backlog there at once: the extra buffers are dirtied (counted, and
-written later like any other) in the sequence of files the sessions dirtied over the watch, so only
-the time to get there is skipped.
+fill; `catch_up` moves the backlog there at once with stand-in buffers, counted as dirtied and
+written like any other, so only the time to get there is skipped. At the limit the backlog is a
+first-in first-out delay of 10-31 min on the UE10000 rows (128k-321k buffers at 150-260 writes/s),
+longer than a run: the buffers written in the measured window are all stand-ins. In the steady
+state a run stands for, what DBWR writes was dirtied one such delay earlier under the same
+conditions, so a stand-in takes the files and checkpoint flag of what the sessions are dirtying
+when DBWR comes to write it (one of the last RECENT entries, replayed in turn). Copies of the watch (the
+warm-up, before the limit's free buffer waits slowed the transactions) held a run at the warm-up's
+mix for the whole backlog: 120-s runs read 3-7% under the level 3,000-s runs settle at (UFS direct
+2.5GB, seeds 1-3: 4,212/4,502/4,437 TPM against 4,617/4,661/4,610 over the last 500 s).
 """
 
 from __future__ import annotations
@@ -61,6 +68,10 @@ FREE_BUFFER_LIMIT = 0.25
 INSTRUCTIONS_PER_WRITE = 5_000.0
 WRITE_BATCH = 512
 TIMEOUT = 3.0
+RECENT = 512    # entries (one segment's blocks of one transaction each) a stand-in's files come from: the
+                # last few seconds of dirtying on the UE10000 rows (~50-200 a second); at the limit DBWR writes them
+                # as fast as they come, so a stand-in replays a call a fixed lag (< RECENT) behind the newest
+STAND_IN = object()   # the file range of catch_up's buffers (see _replay)
 
 
 class DatabaseWriter:
@@ -88,7 +99,9 @@ class DatabaseWriter:
         self._w0 = (0.0, 0, 0)                 # (time, dirtied_total, written_total) when it began
         self._busy = 0.0                       # time with writes in flight since then (to _busy_from)
         self._busy_from: float | None = None   # writes in flight since this time (None: idle)
-        self._log: list | None = None          # [file range, buffers, checkpoint?] dirtied since the watch began
+        self._recent: list = []                # (file range, buffers, checkpoint?) of the last RECENT dirty() calls
+        self._recent_next = 0                  # where the next one goes once RECENT are kept
+        self._replayed = 0                     # the next of them a stand-in buffer takes (_replay)
         self.fill_rate: float | None = None    # net fill rate g (buffers/s) the last catch_up saw
         env.process(self._run())
 
@@ -103,13 +116,15 @@ class DatabaseWriter:
             self._w0 = (self.env.now, self.dirtied_total, self.written_total)
             self._busy = 0.0
             self._busy_from = self.env.now if self.in_flight else None
-            self._log = []
-        if self._log is not None:
-            self._log.append([files, n, checkpoint])
         if (files is not None or checkpoint) and self.ranges is None:
             self.ranges = deque([[None, self.pending, False]] if self.pending else [])
         if self.ranges is not None:
             self.ranges.append([files, n, checkpoint])
+            if len(self._recent) < RECENT:
+                self._recent.append((files, n, checkpoint))
+            else:
+                self._recent[self._recent_next] = (files, n, checkpoint)
+                self._recent_next = (self._recent_next + 1) % RECENT
         self.pending += n
         self.dirtied_total += n
         if self.pending >= self.batch_size and self.wakeup is not None and not self.wakeup.triggered:
@@ -172,11 +187,23 @@ class DatabaseWriter:
         while len(out) < n and self.ranges:
             entry = self.ranges[0]
             k = min(entry[1], n - len(out))
-            out += [(entry[0], entry[2])] * k
+            out += self._replay(k) if entry[0] is STAND_IN else [(entry[0], entry[2])] * k
             entry[1] -= k
             if not entry[1]:
                 self.ranges.popleft()
         return out + [(None, False)] * (n - len(out))
+
+    def _replay(self, k: int) -> list:
+        """(file range, checkpoint?) of k stand-in buffers: the recent dirty() calls in turn, each
+        for as many of its buffers as are still wanted."""
+        recent, out = self._recent, []
+        if not recent:
+            return [(None, False)] * k
+        while len(out) < k:
+            files, m, ck = recent[self._replayed % len(recent)]
+            self._replayed += 1
+            out += [(files, ck)] * min(m, k - len(out))
+        return out
 
     def _issue(self) -> None:
         if self._watched is not None and self._busy_from is None and self.batch_left:
@@ -204,11 +231,11 @@ class DatabaseWriter:
 
     def watch(self, since: float) -> None:
         """Watch the backlog from time `since` on, for catch_up (no event is scheduled)."""
-        self.watch_from, self._watched, self._busy_from, self._log = since, None, None, None
+        self.watch_from, self._watched, self._busy_from = since, None, None
 
     def unwatch(self) -> None:
         """End the watch, leaving the backlog as it is."""
-        self.watch_from, self._watched, self._busy_from, self._log = None, None, None, None
+        self.watch_from, self._watched, self._busy_from = None, None, None
 
     def busy_time(self) -> float:
         """Seconds with writes in flight (or a batch being gathered) since the watch began."""
@@ -232,40 +259,23 @@ class DatabaseWriter:
 
     def catch_up(self) -> int:
         """End the watch. If the backlog's net fill rate (net_fill_rate) is positive, DBWR writes
-        less than the sessions dirty even when it writes all the time: dirty the buffers that
-        take the backlog to FREE_BUFFER_LIMIT, the fill's fixed point, in the sequence of files
-        of the buffers dirtied over the watch. Returns how many (0: nothing changed)."""
+        less than the sessions dirty even when it writes all the time: add the stand-in buffers
+        that take the backlog to FREE_BUFFER_LIMIT, the fill's fixed point, older than any pending
+        (written first, each with the files of what is being dirtied when it is written: _replay).
+        Returns how many (0: nothing changed)."""
         g = self.net_fill_rate()
         self.fill_rate = g
-        log = self._log
         self.unwatch()
         if g is None or g <= 0.0:
             return 0
         extra = int(self.limit) - self.unwritten
         if extra <= 0:
             return 0
-        if self.ranges is not None:   # older than the pending buffers: copies of the watch's sequence of files
-            self.ranges = deque(self._copies(extra, log) + list(self.ranges))
+        if self.ranges is not None:
+            self.ranges.appendleft([STAND_IN, extra, False])
         self.pending += extra
         self.dirtied_total += extra
         return extra
-
-    @staticmethod
-    def _copies(n: int, sequence: list) -> list:
-        """n buffers' [file range, buffers, checkpoint?] entries: `sequence` (what the sessions dirtied
-        over the watch: thousands of buffers, the mix they dirty in) repeated, cut at n, so that any
-        WRITE_BATCH of them mixes files and checkpoint writes as the buffers dirtied one after another do.
-        The pending buffers alone (used before) are a batch or less: a small sample whose mix, repeated
-        for the ~10 min it takes DBWR to write the copies, set the run's write rate partly by chance
-        (UE10000 rows that settle, 3 seeds: the median 95% interval of their mean TPM was 12.2%, 8.6% now)."""
-        out: list = []
-        while n > 0:
-            for files, k, ck in sequence:
-                out.append([files, min(k, n), ck])
-                n -= out[-1][1]
-                if n <= 0:
-                    break
-        return out
 
     def reset_stats(self) -> None:
         self.writes = 0
