@@ -162,6 +162,11 @@ def _load_profile(x: dict) -> str:
     if "commits_per_log_write" in x:
         items.append(("commits per log write", f"{x['commits_per_log_write']:.2f}"))
     out = _line("Load profile", items)
+    if x.get("dbwr_backlog_skipped"):   # a steady state at DBWR's free-buffer limit (sim/db/dbwr.py catch_up)
+        writes = x.get("physical_writes_per_s") or 0.0
+        span = f", ~{x['dbwr_backlog_skipped'] / writes / 60:.0f} min of its writes" if writes else ""
+        out += (f"\nDBWR: {x['dbwr_net_fill_per_s']:,.1f} buffers/s behind in the warm-up, so started at its "
+                f"free-buffer limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added{span})")
     if "file_lock_write_held_pct" in x:   # the file system's per-file (inode) lock
         out += ("\n" + _line("File lock (inode rwlock)", [
             ("write-held", f"{x['file_lock_write_held_pct']:.1f}% of the time"),

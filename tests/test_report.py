@@ -137,3 +137,22 @@ def test_a_run_stopped_short_of_its_precision_target_says_so():
     said = [x for x in line if x.startswith("throughput:")][0]
     assert f"[stopped at run.max_time 3 s: ±{100 * r.tpm_half_width / r.tpm:.1f}%, not the 1% target]" in said
     assert loose.tpm_half_width / loose.tpm <= 0.5 and "stopped at" not in report.summary(loose)
+
+
+def test_a_run_started_at_dbwrs_free_buffer_limit_says_so_with_the_backlog_in_minutes(ue10000):
+    """UFS buffered at 100 MB: DBWR (8 writes over the file locks) falls behind, so the run starts at its
+    free-buffer limit (sim/db/dbwr.py catch_up); the report gives how far behind, the buffers added and
+    what they are in minutes of DBWR's measured writes. A run whose DBWR kept up says nothing of it."""
+    r = run(scenario.load(None, {**UE10000_VXFS, "database.db_cache": "100 MB", "database.datafiles": 59,
+                                 "database.datafile_size": "868 MB", "database.dbwr_max_writes": 8,
+                                 "database.disk_asynch_io": False, "database.dbwr_io_slaves": 20,
+                                 "os.filesystem": "ufs_buffered", "run.warmup": "20 s", "run.max_time": "2 s"},
+                      profile="ue10000", workload="tpcc"))
+    x = r.extra
+    assert x["dbwr_backlog_skipped"] > 0 and x["dbwr_net_fill_per_s"] > 0
+    minutes = x["dbwr_backlog_skipped"] / x["physical_writes_per_s"] / 60
+    text = report.full(r)
+    assert (f"DBWR: {x['dbwr_net_fill_per_s']:,.1f} buffers/s behind in the warm-up, so started at its free-buffer "
+            f"limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added, ~{minutes:.0f} min of its writes)") in text
+    _, kept_up, _ = ue10000
+    assert "dbwr_backlog_skipped" not in ue10000[0].extra and "\nDBWR:" not in kept_up
