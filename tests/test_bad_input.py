@@ -332,6 +332,13 @@ def test_zero_disks_are_refused(tmp_path):
     assert info.value.path == "storage" and "no disk group and no flash array" in str(info.value)
 
 
+def test_raid5_over_one_drive_is_refused():
+    # it used to load, then fail with an IndexError at the volume's first I/O
+    key = "hardware.storage.disk_groups.internal"
+    _refused(f"{key}.count", "got 1", "at least 2 drives: RAID5",
+             **{"users": "8", f"{key}.layout": "raid5", f"{key}.count": "1"})
+
+
 def test_a_volume_larger_than_its_drives_is_refused():
     # t5220 'array': 6 x 146 GB, ASM normal redundancy: 438 GB usable
     key = "hardware.storage.disk_groups.array.volume_size"

@@ -158,3 +158,67 @@ def test_linux_buffered_serialises_writers_but_not_readers():
     report = fs.lock_report()
     assert report["file_lock_read_wait_ms"] == 0.0
     assert report["file_lock_write_wait_ms"] == pytest.approx(5.0)   # 0 and 10 ms
+
+
+def test_time_weighted_levels_and_counts_on_a_hand_computed_script():
+    """w holds 0-2; r1 asks at 0.5, r2 at 1.0, both granted at 2 and hold 1 s; w2 asks at 2.5 and
+    waits for both readers (until 3), holds to 4. Areas over the 4 s run: writer held 3 s,
+    readers held 2 reader-seconds, readers waited 1.5 + 1.0, the writer waited 0.5."""
+    env, lock, log = _run([("w", 0.0, True, 2.0), ("r1", 0.5, False, 1.0), ("r2", 1.0, False, 1.0),
+                           ("w2", 2.5, True, 1.0)])
+    assert log == [("w", 0.0), ("r1", 2.0), ("r2", 2.0), ("w2", 3.0)]
+    st = lock.stats()
+    assert env.now == pytest.approx(4.0)
+    assert st["write_held"] == pytest.approx(3.0 / 4.0)
+    assert st["readers_holding"] == pytest.approx(2.0 / 4.0)
+    assert st["readers_waiting"] == pytest.approx(2.5 / 4.0)
+    assert st["writers_waiting"] == pytest.approx(0.5 / 4.0)
+    assert (st["read_acquires"], st["write_acquires"]) == (2, 2)
+    assert st["read_wait_total"] == pytest.approx(2.5) and st["write_wait_total"] == pytest.approx(0.5)
+    assert lock.readers == 0 and not lock.writer and not lock.waiting_readers and not lock.waiting_writers
+    assert lock._asked == {}
+
+
+def test_readers_share_without_waiting_and_the_last_one_out_lets_the_writer_in():
+    """r1 0-3, r2 1-2 share at once (no wait); w asks at 0.5 and gets the lock at 3, when the last
+    reader leaves, not at 2 when r2 does. Mean readers holding: (3 + 1) / 4."""
+    env, lock, log = _run([("r1", 0.0, False, 3.0), ("w", 0.5, True, 1.0), ("r2", 0.4, False, 1.0)])
+    assert log == [("r1", 0.0), ("r2", 0.4), ("w", 3.0)]
+    st = lock.stats()
+    assert st["read_wait_total"] == 0.0 and st["read_acquires"] == 2
+    assert st["write_wait_total"] == pytest.approx(2.5)
+    assert st["readers_holding"] == pytest.approx((3.0 + 1.0) / 4.0)
+    assert st["writers_waiting"] == pytest.approx(2.5 / 4.0)
+
+
+def test_a_leaving_writer_wakes_one_writer_then_readers_all_at_once():
+    """w1 holds 0-1; r1 (0.1), w2 (0.2), r2 (0.3), w3 (0.4) wait. At 1 w2 alone goes (writers in
+    order), at 2 w3, at 3 both readers together."""
+    env, lock, log = _run([("w1", 0.0, True, 1.0), ("r1", 0.1, False, 1.0), ("w2", 0.2, True, 1.0),
+                           ("r2", 0.3, False, 1.0), ("w3", 0.4, True, 1.0)])
+    assert log == [("w1", 0.0), ("w2", 1.0), ("w3", 2.0), ("r1", 3.0), ("r2", 3.0)]
+    st = lock.stats()
+    assert st["write_wait_total"] == pytest.approx(0.8 + 1.6)
+    assert st["read_wait_total"] == pytest.approx(2.9 + 2.7)
+    assert st["write_held"] == pytest.approx(3.0 / 4.0)
+
+
+def test_reset_keeps_holders_and_counts_only_what_follows():
+    env = simpy.Environment()
+    lock = RWLock(env)
+    log = []
+    env.process(_user(env, lock, log, "w", 0.0, True, 4.0))
+    env.process(_user(env, lock, log, "r", 1.0, False, 1.0))
+    env.run(until=2.0)
+    assert lock.stats()["readers_waiting"] == pytest.approx(1.0 / 2.0)
+    lock.reset_stats()
+    st = lock.stats()
+    assert st["write_held"] == 0.0 and st["readers_waiting"] == 0.0 and st["write_acquires"] == 0
+    env.run()
+    st = lock.stats()       # 2..5: the writer held 2 of 3 s, the reader waited 2 and held 1
+    assert env.now == pytest.approx(5.0)
+    assert st["write_held"] == pytest.approx(2.0 / 3.0)
+    assert st["readers_waiting"] == pytest.approx(2.0 / 3.0)
+    assert st["readers_holding"] == pytest.approx(1.0 / 3.0)
+    assert st["read_acquires"] == 1 and st["write_acquires"] == 0
+    assert st["read_wait_total"] == pytest.approx(3.0)   # asked at 1, granted at 4: the whole wait

@@ -138,6 +138,11 @@ class DiskGroupSpec:
                                            "says)", kind="size", default=None, positive=True)
 
     def check(self, src: Source) -> None:
+        if self.layout == "raid5" and self.count < 2:
+            # (the volume would otherwise fail at its first I/O: each row's parity needs a drive
+            # besides the row's data)
+            raise src.at("count").bad(self.count, "at least 2 drives: RAID5 keeps each stripe row's "
+                                      "parity on a drive other than the row's data")
         if self.layout == "normal" and self.count < 2:
             raise src.at("count").bad(self.count, "at least 2 drives: ASM normal redundancy mirrors each "
                                       "extent on another failure group")

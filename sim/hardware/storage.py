@@ -214,6 +214,8 @@ class Volume:
                  controllers: list[Controller] | None = None, size: float | None = None):
         if not disks:
             raise ValueError(f"volume {name!r} has no disks")
+        if layout == "raid5" and len(disks) < 2:
+            raise ValueError(f"volume {name!r}: RAID5 needs at least 2 disks (data and parity), got {len(disks)}")
         self.env, self.name, self.disks, self.rng = env, name, disks, rng
         self.layout, self.stripe_unit = layout, stripe_unit
         self.controllers = controllers or []

@@ -1,0 +1,205 @@
+"""DBWR's batching against hand arithmetic: how many writes it keeps in flight (one synchronous,
+MAX_ASYNC_WRITES with async I/O, one per I/O slave, capped by max_writes), when a batch starts
+(WRITE_BATCH or the free-buffer limit's worth dirty, else the TIMEOUT), and the free buffer and
+checkpoint waits. Writes take a fixed time W on a stub file layer; DBWR's CPU work takes none."""
+
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from sim.db.dbwr import FREE_BUFFER_LIMIT, MAX_ASYNC_WRITES, TIMEOUT, WRITE_BATCH, DatabaseWriter
+from sim.metrics import WaitEvents
+
+W = 0.01
+ROUNDS = -(-WRITE_BATCH // MAX_ASYNC_WRITES)   # write times a batch takes with async I/O (512 / 256: 2)
+
+
+class _Cpu:
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, instructions, sys_share=0.0):
+        return self.env.timeout(0.0)
+
+
+class _Files:
+    """Every write takes W; remembers when each write started and ended, and to which file."""
+
+    def __init__(self, env):
+        self.env, self.started, self.ended, self.files = env, [], [], []
+
+    def pick_files(self, n, ranges=None):
+        return [0 if r is None else r[0] for r in (ranges or [None] * n)]
+
+    def write_then(self, file, done):
+        self.started.append(self.env.now)
+        self.files.append(file)
+
+        def end(_e):
+            self.ended.append(self.env.now)
+            done()
+        self.env.timeout(W).callbacks.append(end)
+
+
+def _dbwr(buffers, async_io=False, slaves=0, max_writes=0):
+    env = simpy.Environment()
+    files, waits = _Files(env), WaitEvents()
+    return env, files, waits, DatabaseWriter(env, _Cpu(env), files, buffers, async_io, slaves, waits, max_writes)
+
+
+@pytest.mark.parametrize("async_io, slaves, max_writes, width", [
+    (False, 0, 0, 1), (True, 0, 0, MAX_ASYNC_WRITES), (False, 3, 0, 3), (True, 3, 0, 3),
+    (True, 0, 4, 4), (False, 3, 2, 2), (False, 0, 5, 1)])
+def test_writes_in_flight_are_one_async_width_slaves_or_the_max_writes_cap(async_io, slaves, max_writes, width):
+    """40 buffers: limit 10, so a batch of 10 starts as soon as 10 are dirty; with w writes in
+    flight it ends after ceil(10 / w) write times."""
+    env, files, _, dbwr = _dbwr(40, async_io, slaves, max_writes)
+    assert dbwr.width == width and dbwr.limit == FREE_BUFFER_LIMIT * 40 == dbwr.batch_size
+    env.run(until=0.0001)           # DBWR waiting for its first batch
+    dbwr.dirty(10)
+    env.run(until=1.0)
+    rounds = -(-10 // width)
+    assert dbwr.written_total == dbwr.writes == 10 and dbwr.unwritten == 0
+    assert max(files.ended) == pytest.approx(0.0001 + rounds * W)
+    assert files.started.count(0.0001) == min(width, 10)
+
+
+def test_a_short_batch_waits_for_the_timeout_and_a_full_one_does_not():
+    env, files, _, dbwr = _dbwr(100_000)
+    assert dbwr.batch_size == WRITE_BATCH
+    dbwr.dirty(3)
+    env.run(until=TIMEOUT - 0.01)
+    assert dbwr.written_total == 0 and dbwr.pending == 3
+    env.run(until=TIMEOUT + 1.0)
+    assert files.started == pytest.approx([TIMEOUT, TIMEOUT + W, TIMEOUT + 2 * W])
+    assert dbwr.dirtied_total == 3 and dbwr.written_total == 3
+    dbwr.dirty(WRITE_BATCH - 1)
+    env.run(until=TIMEOUT + 1.5)
+    assert dbwr.written_total == 3
+    dbwr.dirty(1)                   # the batch is full: DBWR wakes now
+    env.run(until=TIMEOUT + 1.5 + WRITE_BATCH * W + 1e-6)
+    assert dbwr.written_total == 3 + WRITE_BATCH
+    assert files.started[3] == pytest.approx(TIMEOUT + 1.5)
+    dbwr.dirty(0)
+    dbwr.dirty(-4)
+    assert dbwr.dirtied_total == 3 + WRITE_BATCH
+
+
+def test_a_backlog_larger_than_a_batch_goes_out_batch_after_batch():
+    """WRITE_BATCH + 10 dirty at once (async, 256 in flight): a first batch of WRITE_BATCH, and the
+    next 10 only once it is written, at the next batch signal after it drains."""
+    env, files, _, dbwr = _dbwr(100_000, async_io=True)
+    env.run(until=0.5)
+    dbwr.dirty(WRITE_BATCH + 10)
+    env.run(until=0.5 + 1e-9)
+    assert dbwr.batch_left + dbwr.in_flight == WRITE_BATCH and dbwr.pending == 10
+    env.run(until=10.0)
+    assert dbwr.written_total == WRITE_BATCH + 10
+    assert files.started[:2] == [0.5, 0.5]
+    assert max(files.ended[:WRITE_BATCH]) == pytest.approx(0.5 + ROUNDS * W)     # 512 over 256 in flight
+    assert min(files.started[WRITE_BATCH:]) >= max(files.ended[:WRITE_BATCH]) - 1e-12
+
+
+def test_free_buffer_waits_last_until_the_backlog_is_back_at_the_limit():
+    """100 buffers: limit 25. 30 dirty at once (sync DBWR, one 10-ms write at a time). A session
+    asking for a free buffer at 0 waits until 5 are written: DBWR's first wake-up (its timeout, the
+    30 came before it first slept) + 5 W; one asking with the backlog at the limit doesn't."""
+    env, files, waits, dbwr = _dbwr(100)
+    dbwr.dirty(30)           # before DBWR first waits: it starts at its timeout
+    got = []
+
+    def session():
+        yield from dbwr.free_buffer()
+        got.append(env.now)
+    env.process(session())
+    env.run(until=TIMEOUT + 1.0)
+    assert got == [pytest.approx(TIMEOUT + 5 * W)]
+    st = waits.events["free buffer waits"]
+    assert st.waits == 1 and st.time == pytest.approx(TIMEOUT + 5 * W)
+    dbwr.dirty(25)        # exactly at the limit: no wait
+    env.process(session())
+    env.run(until=TIMEOUT + 1.0 + 1e-9)
+    assert got[-1] == pytest.approx(TIMEOUT + 1.0) and waits.events["free buffer waits"].waits == 1
+
+
+def test_wait_written_returns_when_the_target_count_is_written():
+    env, files, _, dbwr = _dbwr(40)
+    env.run(until=0.5)
+    dbwr.dirty(10)
+    got = []
+
+    def waiter(target):
+        yield from dbwr.wait_written(target)
+        got.append((target, env.now))
+    env.process(waiter(4))
+    env.process(waiter(0))
+    env.run(until=1.0)
+    assert got == [(0, 0.5), (4, pytest.approx(0.5 + 4 * W))]
+
+
+def test_a_drained_batch_with_a_full_batch_pending_starts_the_next_at_once():
+    """2 x WRITE_BATCH dirty at 0.5 (async, 256 in flight): the first batch (512 writes, 256 at a
+    time) drains at 0.5 + 2 W; the second, already a full batch, starts then, not at DBWR's next
+    timeout, and drains by 0.5 + 4 W."""
+    env, files, _, dbwr = _dbwr(100_000, async_io=True)
+    env.run(until=0.5)
+    dbwr.dirty(2 * WRITE_BATCH)
+    env.run(until=0.5 + 2 * ROUNDS * W + 1e-6)
+    assert dbwr.written_total == 2 * WRITE_BATCH
+    assert files.started[WRITE_BATCH] == pytest.approx(0.5 + ROUNDS * W)
+    assert dbwr.writes == 2 * WRITE_BATCH
+    dbwr.reset_stats()
+    assert dbwr.writes == 0 and dbwr.written_total == 2 * WRITE_BATCH
+
+
+def test_the_fill_rate_needs_a_watch_and_time_and_catch_up_ends_the_watch():
+    env, files, _, dbwr = _dbwr(100_000)
+    assert dbwr.net_fill_rate() is None                 # never watched
+    dbwr.watch(1.0)
+    env.run(until=1.0)
+    dbwr.dirty(5)                                       # the watch begins at its first dirtying after 1.0
+    assert dbwr.net_fill_rate() is None                 # no time yet
+    env.run(until=2.0)
+    assert dbwr.net_fill_rate() == 0.0                  # DBWR idle all the watch: it kept up
+    assert dbwr.catch_up() == 0 and dbwr.fill_rate == 0.0
+    assert dbwr.watch_from is None and dbwr.net_fill_rate() is None
+    dbwr.watch(3.0)
+    dbwr.unwatch()
+    env.run(until=4.0)
+    dbwr.dirty(1)
+    assert dbwr.net_fill_rate() is None
+
+
+def test_a_batch_is_issued_after_dbwr_has_done_its_own_work_for_it():
+    """DBWR's CPU work, INSTRUCTIONS_PER_WRITE a buffer, runs before the batch's writes go out: on
+    a CPU retiring 1e6 instructions/s a batch of 10 starts 10 x 5,000 / 1e6 = 0.05 s after it is due."""
+    from sim.db.dbwr import INSTRUCTIONS_PER_WRITE
+
+    class _SlowCpu(_Cpu):
+        def run(self, instructions, sys_share=0.0):
+            return self.env.timeout(instructions / 1e6)
+    env = simpy.Environment()
+    files = _Files(env)
+    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 40, True, 0, WaitEvents())
+    env.run(until=0.5)
+    dbwr.dirty(10)
+    env.run(until=2.0)
+    assert files.started == pytest.approx([0.5 + 10 * INSTRUCTIONS_PER_WRITE / 1e6] * 10)
+
+
+def test_a_free_buffer_wait_is_timed_from_when_it_began():
+    """At 0.5, 30 of 100 buffers dirty (limit 25, so a batch is due at once): a session asking then
+    waits for 5 synchronous writes, 5 W, and that is the wait recorded."""
+    env, files, waits, dbwr = _dbwr(100)
+    env.run(until=0.5)
+    dbwr.dirty(30)
+    got = []
+
+    def session():
+        yield from dbwr.free_buffer()
+        got.append(env.now)
+    env.process(session())
+    env.run(until=1.0)
+    assert got == [pytest.approx(0.5 + 5 * W)]
+    assert waits.events["free buffer waits"].time == pytest.approx(5 * W)

@@ -1,0 +1,127 @@
+"""The statistics collectors against direct computations: a tally's moments and percentiles
+against numpy on the same sample (2% log bins: within 1% of the inverted-CDF percentile), a
+time-weighted level against its area computed by hand, and the batch-means half-width against
+scipy's Student t."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import simpy
+from scipy import stats
+
+from sim.metrics import Level, Tally, WaitEvents, batch_means_halfwidth
+
+
+def test_tally_moments_and_max_match_numpy():
+    x = np.random.default_rng(1).lognormal(-5.0, 1.0, 5_000)
+    t = Tally()
+    for v in x:
+        t.add(float(v))
+    assert t.n == 5_000
+    assert t.total == pytest.approx(x.sum(), rel=1e-12)
+    assert t.mean == pytest.approx(x.mean(), rel=1e-12)
+    assert t.total_sq == pytest.approx((x * x).sum(), rel=1e-12)
+    assert t.max == x.max()
+    t.reset()
+    assert t.n == 0 and t.total == 0.0 and t.max == 0.0 and math.isnan(t.mean)
+    assert math.isnan(t.percentile(50)) and sum(t.hist) == 0
+
+
+@pytest.mark.parametrize("q", [1, 10, 50, 90, 95, 99, 99.9])
+def test_tally_percentile_is_the_inverted_cdf_to_one_percent(q):
+    """Bins are 2% wide and the percentile is the bin's geometric middle: within 1% of the exact
+    sample percentile (the first value whose cumulative count reaches q% of n)."""
+    x = np.random.default_rng(2).lognormal(-4.0, 1.5, 20_000)
+    t = Tally()
+    for v in x:
+        t.add(float(v))
+    exact = np.percentile(x, q, method="inverted_cdf")
+    assert t.percentile(q) == pytest.approx(exact, rel=0.0101)
+
+
+def test_tally_percentile_never_exceeds_the_max_and_handles_the_ends():
+    t = Tally()
+    for _ in range(10):
+        t.add(0.005)
+    assert 0.005 / 1.02**0.5 <= t.percentile(50) <= 0.005
+    assert t.percentile(100) <= 0.005
+    tiny = Tally()
+    tiny.add(0.0)
+    tiny.add(1e-9)
+    assert tiny.hist[0] == 2 and tiny.percentile(50) == pytest.approx(1e-7)
+    huge = Tally()
+    huge.add(1e9)                          # past the last bin (~28 h): counted in it, not lost
+    assert huge.hist[-1] == 1 and huge.percentile(50) <= 1e9
+    edge = Tally()                         # values stepping 0.1% across the top bins: none lost
+    for k in range(2_400):
+        edge.add(5e4 * 1.001**k)
+    assert sum(edge.hist) == edge.n == 2_400
+    two = Tally()
+    two.add(0.001)
+    two.add(0.1)
+    assert two.percentile(50) == pytest.approx(0.001, rel=0.0101)   # half the mass reached at 1 ms
+    assert two.percentile(51) == pytest.approx(0.1, rel=0.0101)
+
+
+def test_level_is_the_area_under_the_curve_over_the_span():
+    env = simpy.Environment()
+    lv = Level(env, 2.0)
+
+    def script():
+        yield env.timeout(1.0)
+        lv.set(5.0)            # 2 over [0, 1]
+        yield env.timeout(2.0)
+        lv.add(-4.0)           # 5 over [1, 3], then 1
+        yield env.timeout(1.0)
+    env.process(script())
+    env.run()
+    assert lv.value == 1.0
+    assert lv.mean() == pytest.approx((2 * 1 + 5 * 2 + 1 * 1) / 4.0)
+    env.run(until=5.0)
+    lv.reset()                             # the 1 held over [4, 5] is warm-up: dropped
+    assert lv.mean() == 1.0                # zero span: the current value
+    env.run(until=6.0)
+    lv.set(3.0)
+    env.run(until=7.0)
+    assert lv.mean() == pytest.approx((1 * 1 + 3 * 1) / 2.0)   # since the reset at 5
+
+
+def test_a_level_never_set_is_zero_and_a_short_span_is_averaged_too():
+    env = simpy.Environment()
+    lv = Level(env)                       # e.g. the busy level of a drive no I/O ever reached
+    env.run(until=0.25)
+    lv.set(4.0)
+    env.run(until=0.5)
+    assert lv.mean() == pytest.approx((0 * 0.25 + 4 * 0.25) / 0.5)
+    idle = Level(env)
+    env.run(until=3.0)
+    assert idle.mean() == 0.0 and idle.value == 0.0
+
+
+def test_wait_events_count_and_sum_per_name():
+    w = WaitEvents()
+    for name, s in (("db file sequential read", 0.01), ("log file sync", 0.002), ("db file sequential read", 0.03)):
+        w.add(name, s)
+    seq = w.events["db file sequential read"]
+    assert (seq.waits, seq.time) == (2, pytest.approx(0.04))
+    assert (w.events["log file sync"].waits, w.events["log file sync"].time) == (1, 0.002)
+    w.reset()
+    assert w.events == {}
+
+
+@pytest.mark.parametrize("n, conf", [(2, 0.95), (5, 0.95), (20, 0.9), (30, 0.99)])
+def test_batch_means_halfwidth_is_student_t_times_the_standard_error(n, conf):
+    b = np.random.default_rng(n).normal(100.0, 7.0, n)
+    expected = stats.t.ppf(0.5 + conf / 2, n - 1) * np.std(b, ddof=1) / math.sqrt(n)
+    assert batch_means_halfwidth(list(b), conf) == pytest.approx(expected, rel=1e-9)
+
+
+def test_batch_means_halfwidth_needs_two_batches_and_is_zero_for_equal_ones():
+    assert batch_means_halfwidth([]) == math.inf
+    assert batch_means_halfwidth([3.0]) == math.inf
+    assert batch_means_halfwidth([4.0, 4.0, 4.0]) == 0.0
+    # n = 2, batches 0 and 2: std 1.414, t(0.975, 1) = 12.706: 12.706 * 1.414 / 1.414
+    assert batch_means_halfwidth([0.0, 2.0]) == pytest.approx(12.7062047, rel=1e-6)

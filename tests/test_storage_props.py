@@ -1,0 +1,405 @@
+"""Disks, controllers and volumes against hand-computed cases: each I/O's service time from
+seek + rotation + transfer, FCFS and elevator orders, the bus as a FCFS server, where a stripe,
+a mirror and RAID5 put each piece (RAID5's small write = 2 reads then 2 writes), read-ahead
+segments, and the iostat counters. The rotational delay is drawn from a stub generator that
+returns a fixed fraction of the interval, so every time below is exact."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import simpy
+
+from sim.hardware.profile import DiskSpec
+from sim.hardware.storage import Controller, Disk, Volume
+
+MS = 1e-3
+KB = 1024
+MB = 2.0**20
+ROT = 0.01                      # one revolution: 10 ms (6000 rpm = 100 rev/s)
+FLAT = DiskSpec(model="flat", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9)
+CURVE = DiskSpec(model="curve", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9,
+                 track_seek=1 * MS, full_seek=9 * MS)
+
+
+class FixedRng:
+    """uniform(lo, hi) -> lo + frac (hi - lo): rotation = frac x one revolution, no noise."""
+
+    def __init__(self, frac: float = 0.25):
+        self.frac = frac
+        self.calls = 0
+
+    def uniform(self, lo: float = 0.0, hi: float = 1.0) -> float:
+        self.calls += 1
+        return lo + self.frac * (hi - lo)
+
+
+def _disk(env, spec=FLAT, frac=0.25, **kw) -> Disk:
+    return Disk(env, "d", spec, FixedRng(frac), **kw)
+
+
+def _times(env, evs) -> dict:
+    done = {}
+    for name, ev in evs.items():
+        ev.callbacks.append(lambda _e, n=name: done.__setitem__(n, env.now))
+    env.run()
+    return done
+
+
+# --- one drive ------------------------------------------------------------------------------
+
+def test_random_io_service_is_overhead_plus_seek_plus_rotation_plus_transfer():
+    env = simpy.Environment()
+    d = _disk(env, overhead=0.5 * MS)
+    s = d.service_time("read", 64 * KB, sequential=False)
+    assert s == pytest.approx(0.5 * MS + 5 * MS + 0.25 * ROT + 64 * KB / (10 * MB))
+    # a write without a write-back cache positions too
+    assert d.service_time("write", 8 * KB, False) == pytest.approx(0.5 * MS + 5 * MS + 0.25 * ROT + 8 * KB / (10 * MB))
+    # sequential: no seek, no rotation
+    assert d.service_time("read", 64 * KB, True) == pytest.approx(0.5 * MS + 64 * KB / (10 * MB))
+
+
+def test_write_back_drive_acknowledges_after_the_transfer_alone():
+    env = simpy.Environment()
+    spec = DiskSpec(model="wb", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, write_cache=True)
+    d = Disk(env, "d", spec, FixedRng())
+    assert d.service_time("write", 8 * KB, False) == pytest.approx(8 * KB / (10 * MB))
+    assert d.service_time("read", 8 * KB, False) == pytest.approx(5 * MS + 0.25 * ROT + 8 * KB / (10 * MB))
+
+
+def test_seek_curve_closed_form_and_head_movement():
+    env = simpy.Environment()
+    d = _disk(env, CURVE)
+    assert d.seek_time(0.0) == 0.0
+    assert d.seek_time(1.0) == pytest.approx(9 * MS)
+    assert d.seek_time(0.25) == pytest.approx(1 * MS + 8 * MS * 0.5)
+    # no curve: every distance pays avg_seek
+    assert _disk(env).seek_time(0.25) == pytest.approx(5 * MS)
+    # positioned I/Os: the head travels from 0 to 0.64, then back to 0.0, then stays
+    s1 = d.service_time("read", 0.0, False, 0.64)
+    assert d.head == 0.64
+    assert s1 == pytest.approx(1 * MS + 8 * MS * 0.8 + 0.25 * ROT)
+    s2 = d.service_time("read", 0.0, False, 0.0)
+    assert s2 == pytest.approx(1 * MS + 8 * MS * 0.8 + 0.25 * ROT)
+    assert d.service_time("read", 0.0, False, 0.0) == pytest.approx(0.25 * ROT)   # same place: no seek
+
+
+def test_fcfs_queue_completes_in_arrival_order_with_cumulative_times():
+    env = simpy.Environment()
+    d = _disk(env)
+    sizes = [8 * KB, 64 * KB, 16 * KB]
+    svc = [5 * MS + 0.25 * ROT + b / (10 * MB) for b in sizes]
+    done = _times(env, {i: d.submit("read", b) for i, b in enumerate(sizes)})
+    ends = [sum(svc[:k + 1]) for k in range(3)]
+    assert [done[i] for i in range(3)] == pytest.approx(ends)
+    assert d.ios == 3 and d.bytes == sum(sizes)
+    assert d.service.mean == pytest.approx(sum(svc) / 3)
+    assert d.response.mean == pytest.approx(sum(ends) / 3)
+    assert d.response.max == pytest.approx(ends[-1])
+    assert not d.busy and d.queued() == 0
+    env.run(until=2 * ends[-1])
+    assert d.util.mean() == pytest.approx(0.5)      # busy to ends[-1], idle as long again
+    d.reset_stats()
+    assert (d.ios, d.bytes, d.response.n, d.service.n) == (0, 0.0, 0, 0)
+    env.run(until=3 * ends[-1])
+    assert d.util.mean() == 0.0                      # the busy time before the reset is gone
+
+
+def test_elevator_serves_ahead_of_the_head_then_reverses():
+    """Head at 0.5 moving up: 0.6, 0.7, 0.9, then back down 0.3, 0.2 (LOOK). FCFS: arrival order."""
+    for queue, order in (("elevator", [0.6, 0.7, 0.9, 0.3, 0.2]), ("fcfs", [0.7, 0.2, 0.9, 0.6, 0.3])):
+        env = simpy.Environment()
+        d = _disk(env, CURVE, queue=queue)
+        first = d.submit("read", 0.0, position=0.5)
+        evs = {p: d.submit("read", 0.0, position=p) for p in (0.7, 0.2, 0.9, 0.6, 0.3)}
+        assert d.queued() == 5 and d.busy
+        done = _times(env, {"first": first, **evs})
+        assert sorted(evs, key=done.get) == order, queue
+        # exact end time: sum of seeks along the path plus a quarter revolution each
+        path = [0.0, 0.5] + order
+        seeks = [d.seek_time(abs(b - a)) for a, b in zip(path, path[1:])]
+        assert max(done.values()) == pytest.approx(sum(seeks) + 6 * 0.25 * ROT)
+
+
+def test_elevator_reverses_at_the_bottom_too_and_unpositioned_io_goes_first():
+    env = simpy.Environment()
+    d = _disk(env, CURVE, queue="elevator")
+    first = d.submit("read", 0.0, position=0.5)
+    d.direction = -1
+    evs = {p: d.submit("read", 0.0, position=p) for p in (0.9, 0.2, 0.4, 0.7)}
+    evs["seq"] = d.submit("read", 0.0, sequential=True)   # no position: in arrival order, ahead of sorted
+    done = _times(env, {"first": first, **evs})
+    assert sorted(evs, key=done.get) == ["seq", 0.4, 0.2, 0.7, 0.9]   # down to 0.2, then up again
+
+
+def test_elevator_sweeps_up_down_and_up_again():
+    """Head at 0.5 going up: 0.7, reverse for 0.3; requests at 0.1, 0.8, 0.9 arriving meanwhile are
+    served on the way down (0.1), then, reversing at the bottom, upwards: 0.8 before 0.9."""
+    env = simpy.Environment()
+    d = _disk(env, CURVE, queue="elevator")
+    d.submit("read", 0.0, position=0.5)
+    order = []
+
+    def arrive(_e):
+        for p in (0.9, 0.1, 0.8):
+            d.submit("read", 0.0, position=p).callbacks.append(lambda _e, p=p: order.append(p))
+    first = d.submit("read", 0.0, position=0.7)
+    first.callbacks += [lambda _e: order.append(0.7), arrive]
+    d.submit("read", 0.0, position=0.3).callbacks.append(lambda _e: order.append(0.3))
+    env.run()
+    assert order == [0.7, 0.3, 0.1, 0.8, 0.9]
+
+
+def test_elevator_serves_requests_at_the_same_place_in_arrival_order():
+    env = simpy.Environment()
+    d = _disk(env, CURVE, queue="elevator")
+    d.submit("read", 0.0, position=0.1)
+    order = []
+    for k in range(3):
+        d.submit("read", 0.0, position=0.5).callbacks.append(lambda _e, k=k: order.append(k))
+    env.run()
+    assert order == [0, 1, 2]
+
+
+def test_unpositioned_random_io_on_a_curve_lands_in_the_band():
+    env = simpy.Environment()
+    d = _disk(env, CURVE, frac=0.5, band=0.4)
+    d.submit("read", 0.0)
+    env.run()
+    assert d.head == pytest.approx(0.2)   # uniform(0, band) -> band / 2 with the stub
+
+
+def test_read_ahead_hits_continuing_streams_and_evicts_the_least_recent():
+    env = simpy.Environment()
+    spec = DiskSpec(model="ra", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, cache_segments=2)
+    d = Disk(env, "d", spec, FixedRng())
+    seq_svc = 8 * KB / (10 * MB)
+    rnd_svc = 5 * MS + 0.25 * ROT + seq_svc
+
+    def read(off):
+        t = env.now
+        ev = d.submit("read", 8 * KB, offset=off)
+        env.run(ev)
+        return env.now - t
+    assert read(0.0) == pytest.approx(rnd_svc)            # a new stream seeks
+    assert read(8 * KB) == pytest.approx(seq_svc)         # continues it: prefetched
+    assert read(1e6) == pytest.approx(rnd_svc)            # second stream
+    assert read(16 * KB) == pytest.approx(seq_svc)        # two segments hold both streams
+    assert read(1e6 + 8 * KB) == pytest.approx(seq_svc)
+    assert d.prefetch_hits == 3
+    assert read(5e6) == pytest.approx(rnd_svc)            # a third stream evicts the older (stream 1)
+    assert read(24 * KB) == pytest.approx(rnd_svc)        # stream 1 lost its segment
+    assert read(5e6 + 8 * KB) == pytest.approx(seq_svc)
+    assert d.prefetch_hits == 4
+    # writes never hit the read-ahead
+    t = env.now
+    env.run(d.submit("write", 8 * KB, offset=5e6 + 16 * KB))
+    assert env.now - t == pytest.approx(rnd_svc)
+
+
+# --- the bus ----------------------------------------------------------------------------------
+
+def test_controller_is_a_fcfs_server_at_its_bandwidth():
+    env = simpy.Environment()
+    c = Controller(env, "c", 1 * MB)
+    done = _times(env, {"a": c.transfer(1 * MB), "b": c.transfer(2 * MB)})
+    assert done == pytest.approx({"a": 1.0, "b": 3.0})
+    assert c.bytes == 3 * MB
+    env.run(until=10.0)
+    ev = simpy.Event(env)
+    assert c.transfer(0.5 * MB, ev) is ev             # idle bus: starts now, not at free_at
+    env.run()
+    assert env.now == pytest.approx(10.5)
+
+
+# --- volumes ----------------------------------------------------------------------------------
+
+def _vol(layout, n, spec=FLAT, su=64 * KB, controllers=None, frac=0.25, size=None):
+    env = simpy.Environment()
+    disks = [Disk(env, f"d{i}", spec, FixedRng(frac)) for i in range(n)]
+    return env, disks, Volume(env, "v", disks, FixedRng(frac), layout, su, controllers, size)
+
+
+def test_stripe_puts_each_unit_on_the_next_drive():
+    env, disks, vol = _vol("stripe", 4, CURVE)
+    cap = CURVE.capacity
+    vol.submit("read", 8 * KB, 5 * 64 * KB + 100)        # unit 5: drive 1, row 1
+    env.run()
+    assert [d.ios for d in disks] == [0, 1, 0, 0]
+    assert disks[1].head == pytest.approx((64 * KB + 100) / cap)
+    # 200 KB from the middle of unit 2: 32 KB on drive 2, 64 KB on 3, 64 on 0 (row 1), 40 on 1 (row 1)
+    vol.submit("read", 200 * KB, 2 * 64 * KB + 32 * KB)
+    env.run()
+    assert [d.bytes for d in disks] == [64 * KB, 8 * KB + 40 * KB, 32 * KB, 64 * KB]
+    assert disks[0].head == pytest.approx(64 * KB / cap)
+    assert disks[2].head == pytest.approx(32 * KB / cap)
+    assert vol.ios == 2 and vol.bytes == 208 * KB
+    vol.reset_stats()
+    assert vol.ios == 0 and vol.bytes == 0.0 and all(d.ios == 0 and d.bytes == 0.0 for d in disks)
+
+
+def test_unlocated_random_offset_is_uniform_over_the_capacity():
+    env, disks, vol = _vol("stripe", 4, size=4 * 64 * KB + 8 * KB, frac=0.5)
+    assert vol.capacity == 4 * 64 * KB + 8 * KB
+    vol.submit("read", 8 * KB)          # offset = (capacity - 8 KB) / 2 = 128 KB: unit 2
+    env.run()
+    assert [d.ios for d in disks] == [0, 0, 1, 0]
+    assert all(d.band == pytest.approx(vol.capacity / (4 * FLAT.capacity)) for d in disks)
+    env, disks, vol = _vol("stripe", 4, size=4 * 64 * KB, frac=1.0)
+    vol.submit("read", 8 * KB)          # the highest offset a random I/O may take: capacity - 8 KB
+    env.run()
+    assert [d.ios for d in disks] == [0, 0, 0, 1]
+
+
+def test_mirror_reads_from_the_idler_drive_and_writes_to_all():
+    env, disks, vol = _vol("mirror", 2)
+    assert vol.capacity == FLAT.capacity
+    svc = 5 * MS + 0.25 * ROT + 8 * KB / (10 * MB)
+    r = [vol.submit("read", 8 * KB, 0.0) for _ in range(3)]   # d0, d1 (d0 busy), then d0 (both busy, tie)
+    done = _times(env, dict(enumerate(r)))
+    assert [d.ios for d in disks] == [2, 1]
+    assert [done[i] for i in range(3)] == pytest.approx([svc, svc, 2 * svc])
+    w = vol.submit("write", 8 * KB, 0.0)
+    t0 = env.now
+    env.run(w)
+    assert [d.ios for d in disks] == [3, 2] and env.now - t0 == pytest.approx(svc)
+
+
+def test_raid5_small_write_is_two_reads_then_two_writes():
+    """4 drives, 64 KB units, an 8 KB write in unit 4: row 1 (4 // 3), parity on drive 1,
+    data on the row's second data drive (4 % 3 = 1, shifted past the parity drive): drive 2."""
+    env, disks, vol = _vol("raid5", 4)
+    assert vol.capacity == 3 * FLAT.capacity
+    reads, writes = [], []
+    for d in disks:
+        orig = d.submit
+
+        def spy(kind, nbytes, *a, _d=d, _orig=orig, **kw):
+            (reads if kind == "read" else writes).append((_d.name, nbytes, env.now))
+            return _orig(kind, nbytes, *a, **kw)
+        d.submit = spy
+    svc = 5 * MS + 0.25 * ROT + 8 * KB / (10 * MB)
+    ev = vol.submit("write", 8 * KB, 4 * 64 * KB + 16 * KB)
+    env.run(ev)
+    assert sorted(reads) == [("d1", 8 * KB, 0.0), ("d2", 8 * KB, 0.0)]
+    assert sorted(w[:2] for w in writes) == [("d1", 8 * KB), ("d2", 8 * KB)]
+    assert all(t == pytest.approx(svc) for *_, t in writes)    # the writes wait for both reads
+    assert env.now == pytest.approx(2 * svc)
+    assert [d.ios for d in disks] == [0, 2, 2, 0]
+    # a read of the same block touches the data drive alone
+    env.run(vol.submit("read", 8 * KB, 4 * 64 * KB + 16 * KB))
+    assert [d.ios for d in disks] == [0, 2, 3, 0]
+    # parity rotates: unit 0 is row 0, parity on drive 0, data on drive 1
+    env.run(vol.submit("write", 8 * KB, 0.0))
+    assert [d.ios for d in disks] == [2, 4, 3, 0]
+    # unit 3 opens row 1 (3 data units a row): data on drive 0, parity on drive 1
+    env.run(vol.submit("write", 8 * KB, 3 * 64 * KB))
+    assert [d.ios for d in disks] == [4, 6, 3, 0]
+
+
+def test_volume_reset_clears_its_write_cache_counters_too():
+    env, disks, vol = _vol("raid5", 4)
+    vol.attach_cache(1 * MB)
+    env.run(vol.submit("write", 8 * KB, 0.0))
+    env.run()
+    assert vol.cache.writes == 1 and vol.cache.destages == 1 and vol.cache.full_wait.n == 1
+    assert vol.ios == 1 and sum(d.ios for d in disks) == 4    # the destage: 2 reads + 2 writes
+    vol.reset_stats()
+    assert vol.cache.writes == vol.cache.destages == vol.cache.full_wait.n == 0
+    assert vol.ios == 0 and sum(d.ios for d in disks) == 0
+
+
+def test_raid5_write_over_two_units_updates_parity_over_their_union():
+    """96 KB from 32 KB into unit 0 (4 drives, row 0, parity on drive 0): 32 KB on drive 1 and 64 KB
+    on drive 2; the parity pieces cover both units' ranges, [32, 64) and [0, 64) KB: 64 KB read and
+    written on drive 0."""
+    env, disks, vol = _vol("raid5", 4)
+    env.run(vol.submit("write", 96 * KB, 32 * KB))
+    assert [d.bytes for d in disks] == [2 * 64 * KB, 2 * 32 * KB, 2 * 64 * KB, 0.0]
+    assert [d.ios for d in disks] == [2, 2, 2, 0]
+
+
+def test_a_stripe_tells_its_drives_where_the_piece_lies_so_read_ahead_works():
+    """8 KB reads one after another over 256 KB of a 2-drive stripe (64 KB units) of read-ahead
+    drives: each drive's pieces are contiguous on it (units 0, 2 on drive 0 at 0 and 64 KB), so only
+    the first read on each drive misses. Without an offset (random reads) nothing is told."""
+    spec = DiskSpec(model="ra", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, cache_segments=2)
+    env, disks, vol = _vol("stripe", 2, spec)
+    for k in range(32):
+        env.run(vol.submit("read", 8 * KB, k * 8 * KB))
+    assert [d.prefetch_hits for d in disks] == [15, 15]
+    assert [d.ios for d in disks] == [16, 16]
+    env, disks, vol = _vol("stripe", 2, spec)
+    for k in range(8):
+        env.run(vol.submit("read", 8 * KB))
+    assert sum(d.prefetch_hits for d in disks) == 0
+
+
+def test_raid5_through_sequential_destage_writes_data_plus_its_parity_share():
+    env, disks, vol = _vol("raid5", 4)
+    env.run(vol.submit("write", 3 * 64 * KB, 0.0, sequential=True, through=True))
+    # row 0: parity on drive 0, data on 1, 2, 3, and one parity unit: nbytes / 3 data drives
+    assert [d.bytes for d in disks] == [64 * KB] * 4
+    assert all(d.ios == 1 for d in disks)
+    # the next row (units 3-5): parity on drive 1 (row 1 % 4), data on drives 0, 2, 3
+    env.run(vol.submit("write", 3 * 64 * KB, 3 * 64 * KB, sequential=True, through=True))
+    assert [d.bytes for d in disks] == [2 * 64 * KB] * 4
+    assert disks[1].ios == 2
+
+
+def test_raid5_over_two_drives_alternates_parity_and_over_one_is_refused():
+    """Two drives: each row is one data unit and its parity; parity on drive row % 2, data on the
+    other. One drive has no room for parity: refused (it used to fail at the first I/O)."""
+    env, disks, vol = _vol("raid5", 2)
+    env.run(vol.submit("read", 8 * KB, 0.0))           # row 0: parity on 0, data on 1
+    env.run(vol.submit("read", 8 * KB, 64 * KB))       # row 1: parity on 1, data on 0
+    assert [d.ios for d in disks] == [1, 1] and vol.capacity == FLAT.capacity
+    env.run(vol.submit("write", 8 * KB, 64 * KB))
+    assert [d.ios for d in disks] == [3, 3]
+    with pytest.raises(ValueError, match="RAID5 needs at least 2 disks"):
+        _vol("raid5", 1)
+
+
+def test_asm_normal_mirror_copy_lies_in_the_other_half_of_the_group():
+    """6 drives, two failure groups of 3: unit 0 on drive 0, its copy on drive 3; unit 4 on
+    drive 4, its copy on drive 1."""
+    env, disks, vol = _vol("normal", 6, su=MB)
+    env.run(vol.submit("write", 8 * KB, 0.0))
+    assert [d.ios for d in disks] == [1, 0, 0, 1, 0, 0]
+    env.run(vol.submit("write", 8 * KB, 4 * MB))
+    assert [d.ios for d in disks] == [1, 1, 0, 1, 1, 0]
+    env.run(vol.submit("read", 8 * KB, 4 * MB))          # reads the primary copy only
+    assert [d.ios for d in disks] == [1, 1, 0, 1, 2, 0]
+
+
+def test_a_read_over_two_drives_completes_when_the_slower_piece_does():
+    env = simpy.Environment()
+    slow = DiskSpec(model="slow", rpm=1 / ROT, avg_seek=5 * MS, media_rate=1 * MB, capacity=1e9)
+    disks = [Disk(env, "fast", FLAT, FixedRng()), Disk(env, "slow", slow, FixedRng())]
+    vol = Volume(env, "v", disks, FixedRng(), "stripe", 64 * KB)
+    env.run(vol.submit("read", 128 * KB, 0.0))
+    assert env.now == pytest.approx(5 * MS + 0.25 * ROT + 64 * KB / MB)
+
+
+def test_controller_transfer_follows_the_drive():
+    """Drive i's bytes cross controller i % n after the drive's service: done = service + bytes / bw."""
+    env = simpy.Environment()
+    disks = [Disk(env, f"d{i}", FLAT, FixedRng()) for i in range(3)]
+    ctrl = [Controller(env, "c0", 1 * MB), Controller(env, "c1", 2 * MB)]
+    vol = Volume(env, "v", disks, FixedRng(), "stripe", 64 * KB, ctrl)
+    svc = 5 * MS + 0.25 * ROT + 64 * KB / (10 * MB)
+    done = _times(env, {u: vol.submit("read", 64 * KB, u * 64 * KB) for u in range(3)})
+    assert done[1] == pytest.approx(svc + 64 * KB / (2 * MB))         # drive 1 on controller 1
+    # drives 0 and 2 share controller 0: the second transfer queues behind the first
+    assert sorted([done[0], done[2]]) == pytest.approx([svc + 64 * KB / MB, svc + 2 * 64 * KB / MB])
+    assert ctrl[0].bytes == 2 * 64 * KB and ctrl[1].bytes == 64 * KB
+
+
+def test_volume_with_no_disks_or_a_bad_queue_is_refused():
+    env = simpy.Environment()
+    with pytest.raises(ValueError, match="no disks"):
+        Volume(env, "v", [], FixedRng())
+    with pytest.raises(ValueError, match="fcfs"):
+        Disk(env, "d", FLAT, FixedRng(), queue="sstf")
+    assert math.isfinite(_disk(env).rotation)
