@@ -10,17 +10,10 @@ import simpy
 
 from sim.db.dbwr import FREE_BUFFER_LIMIT, MAX_ASYNC_WRITES, TIMEOUT, WRITE_BATCH, DatabaseWriter
 from sim.metrics import WaitEvents
+from stubs import InstantCpu as _Cpu
 
 W = 0.01
 ROUNDS = -(-WRITE_BATCH // MAX_ASYNC_WRITES)   # write times a batch takes with async I/O (512 / 256: 2)
-
-
-class _Cpu:
-    def __init__(self, env):
-        self.env = env
-
-    def run(self, instructions, sys_share=0.0):
-        return self.env.timeout(0.0)
 
 
 class _Files:

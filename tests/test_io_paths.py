@@ -13,6 +13,7 @@ from sim.config import ConfigError
 from sim.db.buffer_cache import BufferCache, Segment
 from sim.os.rwlock import RWLock as FileLock
 from sim.run import run
+from stubs import InstantCpu as _Cpu
 from workloads import tpcc_blocks
 from workloads.tpcc import LOGICAL_READS, STANDARD_MIX
 
@@ -117,14 +118,6 @@ class _Disk:
     def submit(self, kind, nbytes, offset=None, sequential=False):
         self.log.append((self.env.now, kind, nbytes))
         return self.env.timeout(1.0)
-
-
-class _Cpu:
-    def __init__(self, env):
-        self.env = env
-
-    def run(self, instructions, sys_share=0.0):
-        return self.env.timeout(0.0)
 
 
 class _Files:
