@@ -361,6 +361,68 @@ def test_raid5_over_two_drives_alternates_parity_and_over_one_is_refused():
         _vol("raid5", 1)
 
 
+def _spy(env, disks):
+    """Record (drive, kind, bytes, time) of every I/O the volume gives its drives."""
+    log = []
+    for d in disks:
+        orig = d.submit
+
+        def spy(kind, nbytes, *a, _d=d, _orig=orig, **kw):
+            log.append((_d.name, kind, nbytes, env.now))
+            return _orig(kind, nbytes, *a, **kw)
+        d.submit = spy
+    return log
+
+
+def test_raid5_write_over_two_rows_updates_each_rows_parity_on_its_own_drive():
+    """3 drives (2 data units a row), 64 KB units; 64 KB from 96 KB: 32 KB of unit 1 (row 0, parity
+    drive 0, data drive 2) and 32 KB of unit 2 (row 1, parity drive 1, data drive 0). Each row's
+    parity is read and written on that row's parity drive (drive 1 too, not only the first row's),
+    the writes after all the reads."""
+    env, disks, vol = _vol("raid5", 3)
+    log = _spy(env, disks)
+    env.run(vol.submit("write", 64 * KB, 96 * KB))
+    reads = sorted((d, b) for d, k, b, _ in log if k == "read")
+    writes = sorted((d, b) for d, k, b, _ in log if k == "write")
+    assert reads == writes == [("d0", 32 * KB), ("d0", 32 * KB), ("d1", 32 * KB), ("d2", 32 * KB)]
+    assert max(t for _d, k, _b, t in log if k == "read") == 0.0
+    assert min(t for _d, k, _b, t in log if k == "write") > 0.0
+
+
+def test_raid5_write_of_whole_rows_needs_no_reads():
+    """A write covering whole stripe rows computes parity from the new data: 4 drives, two full rows
+    (6 units from offset 0): data on the 3 data drives of each row, 64 KB of parity on drive 0 (row 0)
+    and drive 1 (row 1), no reads; drives 0 and 1 serve a data piece and a parity piece each, so the
+    write is done after two 64 KB services.
+    A write covering a row and a half is read-modify-write for all of it."""
+    env, disks, vol = _vol("raid5", 4)
+    log = _spy(env, disks)
+    env.run(vol.submit("write", 6 * 64 * KB, 0.0))
+    assert not [x for x in log if x[1] == "read"]
+    assert [d.bytes for d in disks] == [2 * 64 * KB] * 4
+    assert env.now == pytest.approx(2 * (5 * MS + 0.25 * ROT + 64 * KB / (10 * MB)))
+    env, disks, vol = _vol("raid5", 4)
+    log = _spy(env, disks)
+    env.run(vol.submit("write", 4 * 64 * KB, 0.0))
+    assert sum(x[2] for x in log if x[1] == "read") == sum(x[2] for x in log if x[1] == "write") == 6 * 64 * KB
+
+
+def test_mirror_and_raid5_tell_their_drives_where_the_piece_lies_so_read_ahead_works():
+    """Consecutive 8 KB reads: on a mirror every read after the first continues the stream of the
+    drive it lands on (each drive holds the whole image at the volume's offsets); on RAID5 (3 drives,
+    64 KB units) a drive's units are contiguous on it, so only the first read of each unit's run on
+    a drive misses."""
+    spec = DiskSpec(model="ra", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, cache_segments=2)
+    env, disks, vol = _vol("mirror", 2, spec)
+    for k in range(16):
+        env.run(vol.submit("read", 8 * KB, k * 8 * KB))
+    assert sum(d.prefetch_hits for d in disks) == 15    # one idle drive takes them all: d0
+    env, disks, vol = _vol("raid5", 3, spec)
+    for k in range(16):                                 # units 0, 1: row 0, drives 1 and 2
+        env.run(vol.submit("read", 8 * KB, k * 8 * KB))
+    assert [d.prefetch_hits for d in disks] == [0, 7, 7]
+
+
 def test_asm_normal_mirror_copy_lies_in_the_other_half_of_the_group():
     """6 drives, two failure groups of 3: unit 0 on drive 0, its copy on drive 3; unit 4 on
     drive 4, its copy on drive 1."""

@@ -204,8 +204,11 @@ class Volume:
     striped like 'stripe' with each allocation unit's mirror copy on a partner drive in the
     other half of the group (another failure group): the host writes every piece twice, through
     the controller each time, and reads the primary copy (Oracle ASM Administrator's Guide,
-    "Mirroring, Redundancy, and Failure Group Options"). An I/O without an offset
-    lands at a uniformly random offset, as random OLTP I/O does. A volume of `size` smaller
+    "Mirroring, Redundancy, and Failure Group Options"). A RAID5 write that covers whole
+    stripe rows (or a write-back cache's sequential destage) computes parity from the new data
+    and writes alone; any other pays read-modify-write, each row's parity on that row's parity
+    drive. An I/O without an offset lands at a uniformly random offset, as random OLTP I/O does;
+    one with an offset tells each drive where its piece lies (drive read-ahead needs it). A volume of `size` smaller
     than its disks occupies the start of each: its heads stay within that band.
     """
 
@@ -250,14 +253,13 @@ class Volume:
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
                through: bool = False) -> simpy.Event:
-        """An I/O at an offset into the volume (None: a random one). A striped volume given an
-        offset tells each drive where on it the piece lies (drive read-ahead needs it). With a
-        write-back cache a write lands in the cache; `through` is the cache's destage."""
+        """An I/O at an offset into the volume (None: a random one). With a write-back cache a
+        write lands in the cache; `through` is the cache's destage."""
         caching = kind == "write" and self.cache is not None
         if not (caching and through):
             self.ios += 1
             self.bytes += nbytes
-        located = offset is not None and self.layout in ("stripe", "normal")
+        located = offset is not None
         if offset is None:
             offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
         if caching and not through:
@@ -265,8 +267,8 @@ class Volume:
         if self.layout == "mirror":
             if kind == "read":
                 i = min(range(len(self.disks)), key=lambda k: self.disks[k].queued() + self.disks[k].busy)
-                return self._disk_io(i, kind, nbytes, sequential, offset)
-            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential, offset)
+                return self._disk_io(i, kind, nbytes, sequential, offset, located)
+            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential, offset, located)
                                           for i in range(len(self.disks))])
         width = len(self.disks) - 1 if self.layout == "raid5" and len(self.disks) > 1 else len(self.disks)
         su = self.stripe_unit
@@ -276,46 +278,59 @@ class Volume:
             stripe_row, disk = divmod(unit, width)
             return self._disk_io(disk, kind, nbytes, sequential, stripe_row * su + (offset - unit * su), located)
         parts: dict[int, list[float]] = {}   # disk -> [bytes, offset on that disk]
+        rows: dict[int, list[float]] = {}    # RAID5: stripe row -> [its largest piece, lowest offset in a unit]
+        covered = 0.0                        # RAID5: bytes in rows the I/O covers whole
         pos, end = offset, offset + nbytes
         while pos < end:
-            unit = int(pos // self.stripe_unit)
-            chunk = min(end, (unit + 1) * self.stripe_unit) - pos
+            unit = int(pos // su)
+            chunk = min(end, (unit + 1) * su) - pos
             stripe_row = unit // width
             disk = unit % width
             if self.layout == "raid5":  # rotating parity: skip the parity disk of this row
                 parity = stripe_row % len(self.disks)
                 disk = disk if disk < parity else disk + 1
-            local = stripe_row * self.stripe_unit + (pos - unit * self.stripe_unit)
+                within = pos - unit * su
+                row = rows.setdefault(stripe_row, [chunk, within])
+                row[0], row[1] = max(row[0], chunk), min(row[1], within)
+                row_start = stripe_row * width * su
+                if offset <= row_start and end >= row_start + width * su:
+                    covered += chunk
+            local = stripe_row * su + (pos - unit * su)
             part = parts.setdefault(disk, [0.0, local])
             part[0] += chunk
             pos += chunk
-        if self.layout == "raid5" and kind == "write" and not (sequential and through):
-            return self._raid5_write(offset, parts, sequential)
+        if self.layout == "raid5" and kind == "write":
+            return self._raid5_write(parts, rows, sequential, located,
+                                     full=covered >= nbytes or (sequential and through))
         evs = [self._disk_io(d, kind, b, sequential, loc, located) for d, (b, loc) in parts.items()]
-        if self.layout == "raid5" and kind == "write":   # a cache's whole-stripe log destage: its share of parity
-            parity = (int(offset // self.stripe_unit) // width) % len(self.disks)
-            evs.append(self._disk_io(parity, kind, nbytes / width, sequential, next(iter(parts.values()))[1]))
         if self.layout == "normal" and kind == "write":
             partner = len(self.disks) // 2 or 1
-            evs += [self._disk_io((d + partner) % len(self.disks), kind, b, sequential, loc)
+            evs += [self._disk_io((d + partner) % len(self.disks), kind, b, sequential, loc, located)
                     for d, (b, loc) in parts.items()]
         return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
 
-    def _raid5_write(self, offset: float, parts: dict[int, list[float]], sequential: bool) -> simpy.Event:
-        """Read-modify-write: read old data and parity, then write new data and parity."""
-        row = int(offset // self.stripe_unit) // (len(self.disks) - 1)
-        parity = row % len(self.disks)
-        nbytes = max(b for b, _ in parts.values())
-        local = next(iter(parts.values()))[1]
-        reads = [self._disk_io(d, "read", b, sequential, loc) for d, (b, loc) in parts.items()]
-        reads.append(self._disk_io(parity, "read", nbytes, sequential, local))
-        done = simpy.Event(self.env)
+    def _raid5_write(self, parts: dict[int, list[float]], rows: dict[int, list[float]], sequential: bool,
+                     located: bool, full: bool) -> simpy.Event:
+        """Each row's parity goes to that row's parity drive. Whole rows (or a cache's sequential
+        destage, which gathers them): write data and parity at once. Otherwise read-modify-write:
+        read old data and parity, then write new data and parity."""
+        su, n = self.stripe_unit, len(self.disks)
+        parity: dict[int, list[float]] = {}   # drive -> [parity bytes, offset of its first piece]
+        for row, (nbytes, within) in rows.items():
+            part = parity.setdefault(row % n, [0.0, row * su + within])
+            part[0] += nbytes
 
-        def write_back(_e):
-            writes = [self._disk_io(d, "write", b, sequential, loc) for d, (b, loc) in parts.items()]
-            writes.append(self._disk_io(parity, "write", nbytes, sequential, local))
-            simpy.AllOf(self.env, writes).callbacks.append(lambda _e2: done.succeed())
-        simpy.AllOf(self.env, reads).callbacks.append(write_back)
+        def writes():
+            return [self._disk_io(d, "write", b, sequential, loc, located)
+                    for pieces in (parts, parity) for d, (b, loc) in pieces.items()]
+        if full:
+            evs = writes()
+            return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
+        reads = [self._disk_io(d, "read", b, sequential, loc, located)
+                 for pieces in (parts, parity) for d, (b, loc) in pieces.items()]
+        done = simpy.Event(self.env)
+        simpy.AllOf(self.env, reads).callbacks.append(
+            lambda _e: simpy.AllOf(self.env, writes()).callbacks.append(lambda _e2: done.succeed()))
         return done
 
     def reset_stats(self) -> None:
