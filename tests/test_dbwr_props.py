@@ -96,10 +96,11 @@ def test_a_backlog_larger_than_a_batch_goes_out_batch_after_batch():
 
 def test_free_buffer_waits_last_until_the_backlog_is_back_at_the_limit():
     """100 buffers: limit 25. 30 dirty at once (sync DBWR, one 10-ms write at a time). A session
-    asking for a free buffer at 0 waits until 5 are written: DBWR's first wake-up (its timeout, the
-    30 came before it first slept) + 5 W; one asking with the backlog at the limit doesn't."""
+    asking for a free buffer at 0 waits until 5 are written, 5 W: the 30 came before DBWR first
+    slept, with no wake-up to post, and it still starts at once, not at its 3-s timeout (it used to).
+    One asking with the backlog at the limit doesn't wait."""
     env, files, waits, dbwr = _dbwr(100)
-    dbwr.dirty(30)           # before DBWR first waits: it starts at its timeout
+    dbwr.dirty(30)           # before DBWR first waits
     got = []
 
     def session():
@@ -107,9 +108,9 @@ def test_free_buffer_waits_last_until_the_backlog_is_back_at_the_limit():
         got.append(env.now)
     env.process(session())
     env.run(until=TIMEOUT + 1.0)
-    assert got == [pytest.approx(TIMEOUT + 5 * W)]
+    assert got == [pytest.approx(5 * W)] and files.started[0] == 0.0
     st = waits.events["free buffer waits"]
-    assert st.waits == 1 and st.time == pytest.approx(TIMEOUT + 5 * W)
+    assert st.waits == 1 and st.time == pytest.approx(5 * W)
     dbwr.dirty(25)        # exactly at the limit: no wait
     env.process(session())
     env.run(until=TIMEOUT + 1.0 + 1e-9)

@@ -156,7 +156,10 @@ class DatabaseWriter:
         env = self.env
         while True:
             self.wakeup = simpy.Event(env)
-            yield self.wakeup | env.timeout(TIMEOUT)
+            if self.pending < self.batch_size or self.batch_left or self.in_flight:
+                yield self.wakeup | env.timeout(TIMEOUT)
+            # else a batch's worth came before DBWR's first sleep (dirty() had no wakeup to post):
+            # write it now, not after the timeout. Nowhere else is DBWR idle with a batch due.
             if not self.pending or self.batch_left:
                 continue   # nothing to do, or the last batch is still being written
             if self._watched is not None and self._busy_from is None:
