@@ -252,6 +252,30 @@ def test_unlocated_random_offset_is_uniform_over_the_capacity():
     assert [d.ios for d in disks] == [0, 0, 0, 1]
 
 
+def test_random_blocks_are_aligned_so_none_straddles_a_stripe_unit():
+    """Oracle's blocks sit at block-aligned offsets, so an 8 KB block on 64 KB units is always on one
+    drive: 4,000 random 8 KB reads are 4,000 drive I/Os (unaligned, 1 in 8 would split in two), spread
+    evenly (each of 4 drives within 4 sigma of 1,000) and every offset a multiple of 8 KB."""
+    import numpy as np
+    env = simpy.Environment()
+    disks = [Disk(env, f"d{i}", FLAT, np.random.default_rng(i)) for i in range(4)]
+    vol = Volume(env, "v", disks, np.random.default_rng(7), "stripe", 64 * KB)
+    seen = []
+    for d in disks:
+        orig = d.submit
+
+        def spy(kind, nbytes, seq=False, position=None, offset=None, *a, _orig=orig, **kw):
+            seen.append(position * FLAT.capacity)
+            return _orig(kind, nbytes, seq, position, offset, *a, **kw)
+        d.submit = spy
+    for _ in range(4000):
+        vol.submit("read", 8 * KB)
+    env.run()
+    assert vol.ios == sum(d.ios for d in disks) == 4000
+    assert all(abs(d.ios - 1000) < 4 * math.sqrt(1000 * 0.75) for d in disks)
+    assert all(abs(p / (8 * KB) - round(p / (8 * KB))) < 1e-6 for p in seen)
+
+
 def test_mirror_reads_from_the_idler_drive_and_writes_to_all():
     env, disks, vol = _vol("mirror", 2)
     assert vol.capacity == FLAT.capacity

@@ -207,9 +207,10 @@ class Volume:
     "Mirroring, Redundancy, and Failure Group Options"). A RAID5 write that covers whole
     stripe rows (or a write-back cache's sequential destage) computes parity from the new data
     and writes alone; any other pays read-modify-write, each row's parity on that row's parity
-    drive. An I/O without an offset lands at a uniformly random offset, as random OLTP I/O does;
-    one with an offset tells each drive where its piece lies (drive read-ahead needs it). A volume of `size` smaller
-    than its disks occupies the start of each: its heads stay within that band.
+    drive. An I/O without an offset lands at a uniformly random place aligned to its size, as
+    random OLTP I/O does (a block never straddles a stripe unit that is a multiple of it); one
+    with an offset tells each drive where its piece lies (drive read-ahead needs it). A volume
+    of `size` smaller than its disks occupies the start of each: its heads stay within that band.
     """
 
     def __init__(self, env: simpy.Environment, name: str, disks: list[Disk], rng: np.random.Generator,
@@ -260,8 +261,9 @@ class Volume:
             self.ios += 1
             self.bytes += nbytes
         located = offset is not None
-        if offset is None:
-            offset = float(self.rng.uniform(0.0, max(self.capacity - nbytes, 0.0)))
+        if offset is None:   # a random I/O: a whole block at a block-aligned place, as Oracle's are
+            slots = max(1, int(self.capacity // nbytes)) if nbytes > 0 else 1
+            offset = min(int(self.rng.uniform(0.0, slots)), slots - 1) * nbytes
         if caching and not through:
             return self.cache.write(nbytes, offset, sequential)
         if self.layout == "mirror":
