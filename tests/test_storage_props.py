@@ -370,6 +370,10 @@ def test_raid5_through_sequential_destage_writes_data_plus_its_parity_share():
     env.run(vol.submit("write", 3 * 64 * KB, 3 * 64 * KB, sequential=True, through=True))
     assert [d.bytes for d in disks] == [2 * 64 * KB] * 4
     assert disks[1].ios == 2
+    # a piece of a row the cache gathers: its share of the row's parity, a third, no reads
+    env, disks, vol = _vol("raid5", 4)
+    env.run(vol.submit("write", 12 * KB, 0.0, sequential=True, through=True))
+    assert [d.bytes for d in disks] == [4 * KB, 12 * KB, 0.0, 0.0] and [d.ios for d in disks] == [1, 1, 0, 0]
 
 
 def test_raid5_over_two_drives_alternates_parity_and_over_one_is_refused():

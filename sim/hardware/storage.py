@@ -280,7 +280,7 @@ class Volume:
             stripe_row, disk = divmod(unit, width)
             return self._disk_io(disk, kind, nbytes, sequential, stripe_row * su + (offset - unit * su), located)
         parts: dict[int, list[float]] = {}   # disk -> [bytes, offset on that disk]
-        rows: dict[int, list[float]] = {}    # RAID5: stripe row -> [its largest piece, lowest offset in a unit]
+        rows: dict[int, list[float]] = {}    # RAID5: stripe row -> [largest piece, lowest offset in a unit, bytes]
         covered = 0.0                        # RAID5: bytes in rows the I/O covers whole
         pos, end = offset, offset + nbytes
         while pos < end:
@@ -292,8 +292,8 @@ class Volume:
                 parity = stripe_row % len(self.disks)
                 disk = disk if disk < parity else disk + 1
                 within = pos - unit * su
-                row = rows.setdefault(stripe_row, [chunk, within])
-                row[0], row[1] = max(row[0], chunk), min(row[1], within)
+                row = rows.setdefault(stripe_row, [chunk, within, 0.0])
+                row[0], row[1], row[2] = max(row[0], chunk), min(row[1], within), row[2] + chunk
                 row_start = stripe_row * width * su
                 if offset <= row_start and end >= row_start + width * su:
                     covered += chunk
@@ -314,13 +314,14 @@ class Volume:
     def _raid5_write(self, parts: dict[int, list[float]], rows: dict[int, list[float]], sequential: bool,
                      located: bool, full: bool) -> simpy.Event:
         """Each row's parity goes to that row's parity drive. Whole rows (or a cache's sequential
-        destage, which gathers them): write data and parity at once. Otherwise read-modify-write:
-        read old data and parity, then write new data and parity."""
+        destage, which gathers them into whole rows): write data and parity at once, one parity
+        byte per data byte of the row's data drives. Otherwise read-modify-write: read old data
+        and parity (over the union of the pieces' ranges in their units), then write both."""
         su, n = self.stripe_unit, len(self.disks)
         parity: dict[int, list[float]] = {}   # drive -> [parity bytes, offset of its first piece]
-        for row, (nbytes, within) in rows.items():
+        for row, (largest, within, nbytes) in rows.items():
             part = parity.setdefault(row % n, [0.0, row * su + within])
-            part[0] += nbytes
+            part[0] += nbytes / (n - 1) if full else largest
 
         def writes():
             return [self._disk_io(d, "write", b, sequential, loc, located)
