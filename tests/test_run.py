@@ -101,3 +101,24 @@ def test_tpcc_users_start_where_steady_state_has_them():
         assert seen[t] / len(firsts) == pytest.approx(mix[t] * (STANDARD_KEYING[t] + think) / cycle, abs=0.01)
     early = [w for k, w in firsts if k == "new_order" and w < STANDARD_KEYING["new_order"]]
     assert len(early) / seen["new_order"] == pytest.approx(STANDARD_KEYING["new_order"] / (STANDARD_KEYING["new_order"] + think), abs=0.02)
+
+
+def test_a_run_puts_the_garbage_collector_back_as_it_found_it():
+    """run() freezes the model out of the cycle collector's walks and collects the youngest generation
+    less often while it simulates (sim/run.py); afterwards the thresholds and the frozen set are the
+    caller's again, also when runs nest (a thread of a Dask worker), and results do not depend on it."""
+    import gc
+
+    from sim import run as run_module
+
+    before = gc.get_threshold()
+    a = run(t5220(8))
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with run_module._collector_spared():
+        assert gc.get_threshold()[0] == run_module.GEN0_THRESHOLD
+        with run_module._collector_spared():
+            pass
+        assert gc.get_threshold()[0] == run_module.GEN0_THRESHOLD and gc.get_freeze_count() > 0
+        b = run(t5220(8))
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    assert without_wall_time(a) == without_wall_time(b)
