@@ -122,3 +122,29 @@ def test_a_run_puts_the_garbage_collector_back_as_it_found_it():
         b = run(t5220(8))
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
     assert without_wall_time(a) == without_wall_time(b)
+
+
+def test_tp_monitor_loses_no_terminal_and_obeys_littles_law():
+    """200 terminals behind a TP monitor with 8 server sessions (T5220), exponential think 0.2 s: at
+    any moment every terminal is thinking (its next request scheduled), queued for a session, or in
+    one; and over the run N = X (R + Z), R counted from submission (queueing for a session included)."""
+    import workloads
+    from sim.system import System
+
+    users, think = 200, 0.2
+    sc = scenario.load(None, {"users": users, "sessions": 8, "think_time": f"{think} s", "keying_time": "0 s"},
+                       profile="t5220", workload="tpcc")
+    wl = workloads.get("tpcc").Workload(System(sc), sc.params)
+    env = wl.env
+    wl.start()
+    for t in (0.5, 1.0, 2.0, 3.0):
+        env.run(until=t)
+        thinking = sum(1 for *_, ev in env._queue if ev.callbacks and wl._submit in ev.callbacks)
+        serving = len(wl.sessions) - len(wl.idle)
+        assert thinking + len(wl.requests) + serving == users
+        assert not (wl.requests and wl.idle)          # a queued request never waits beside an idle session
+    r = run(scenario.load(None, {"users": users, "sessions": 8, "think_time": f"{think} s", "keying_time": "0 s",
+                                 **SHORT}, profile="t5220", workload="tpcc"))
+    n_resp = sum(v["count"] for v in r.response.values())
+    mean_r = sum(v["count"] * v["mean"] for v in r.response.values()) / n_resp
+    assert n_resp / r.measured_time * (mean_r + think) == pytest.approx(users, rel=0.03)

@@ -62,6 +62,7 @@ import bisect
 from collections import deque
 
 import numpy as np
+from simpy.events import NORMAL, Event
 
 from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
@@ -170,8 +171,10 @@ class Workload:
         self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)
         self.sessions = [self.instance.new_session() for _ in range(params.sessions or params.users)]
         self.pooled = params.sessions is not None
-        self.free = deque(self.sessions)      # TP monitor: idle server sessions ...
-        self.waiting: deque = deque()        # ... and users queued for one (FIFO)
+        # TP monitor: requests (transaction type, time submitted) queued for a server session (FIFO),
+        # and the idle sessions' wake-ups
+        self.requests: deque = deque()
+        self.idle: deque = deque()
         if params.users_on_host:
             system.vm.add_processes("client", params.users, CLIENT_MEMORY, CLIENT_WORKING_SET)
         # Then the I/O: what misses the buffer cache, with what the account leaves as page cache.
@@ -196,25 +199,48 @@ class Workload:
 
     def start(self) -> None:
         if self.pooled:
+            # Behind a TP monitor a terminal is only its next request while it keys and thinks: a
+            # scheduled event, no process (tens of thousands of them), and the server sessions run
+            # the transactions, one request after another.
             for _ in range(self.params.users):
-                self.env.process(self._terminal(None))
+                kind, wait = self._first_transaction()
+                self._submit_after(wait, kind)
+            for session in self.sessions:
+                self.env.process(self._server(session))
         else:
             for session in self.sessions:
                 self.env.process(self._terminal(session))
 
-    def _acquire(self):
-        ev = self.env.event()
-        if self.free:
-            ev.succeed(self.free.popleft())
-        else:
-            self.waiting.append(ev)
-        return ev
+    def _submit_after(self, wait: float, kind: str) -> None:
+        """A terminal submits a `kind` transaction `wait` seconds from now."""
+        ev = Event(self.env)
+        ev._ok, ev._value = True, kind
+        ev.callbacks.append(self._submit)
+        self.env.schedule(ev, NORMAL, wait)
 
-    def _release(self, session) -> None:
-        if self.waiting:
-            self.waiting.popleft().succeed(session)
+    def _submit(self, ev) -> None:
+        request = (ev._value, self.env._now)
+        if self.idle:
+            self.idle.popleft().succeed(request)
         else:
-            self.free.append(session)
+            self.requests.append(request)
+
+    def _server(self, session):
+        """A server session behind the TP monitor: take the oldest request, run it, reply; the
+        terminal then keys and thinks before its next."""
+        env, draws, requests = self.env, self.draws, self.requests
+        while True:
+            if requests:
+                kind, submitted = requests.popleft()
+            else:
+                ev = Event(env)
+                self.idle.append(ev)
+                kind, submitted = yield ev
+            yield from self._transaction(session, kind)
+            self._done(kind, env._now - submitted)
+            _, think = self._times(kind)
+            kind = self._next_kind()
+            self._submit_after((draws.exponential(think) if think > 0.0 else 0.0) + self._times(kind)[0], kind)
 
     def _times(self, kind: str) -> tuple[float, float]:
         p = self.params
@@ -248,38 +274,14 @@ class Workload:
         return kind, draws.exponential(self._times(t)[1]) + keyings[kind]
 
     def _terminal(self, session):
+        """A user with a dedicated server session: key, think, run a transaction, over and over."""
         env, draws = self.env, self.draws
-        path, client_share, client_ws, paging = self.path_length, self.client_share, self.client_ws, self.system.vm
         kind, wait = self._first_transaction()
         yield env.timeout(wait)
-        pooled = self.pooled
         while True:
             start = env.now
-            if pooled:
-                session = yield self._acquire()
-            if paging.overcommit() > 0.0:
-                yield from session.wake(client_ws)
-            # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
-            scale = (5 + int(11 * draws.uniform())) / 10.0 if kind == "new_order" else 1.0
-            instructions = path * LOGICAL_READS[kind] * scale * (1.0 + client_share)
-            if self.io is None:
-                yield session.cpu(instructions, SYSCALL_SHARE)
-            else:
-                reads = self.io.reads(kind, scale, self.io_rng)
-                piece = instructions / (len(reads) + 1)
-                for os_cached, files in reads:
-                    yield session.cpu(piece, SYSCALL_SHARE)
-                    yield from session.read_block(os_cached, files)
-                yield session.cpu(piece, SYSCALL_SHARE)
-                for blocks, files, checkpoint in self.io.dirtied(kind, scale, self.io_rng):
-                    session.dirtied(blocks, files, checkpoint)
-            if REDO_BYTES[kind] > 0.0:
-                yield from session.commit(REDO_BYTES[kind] * scale)
-            if pooled:
-                self._release(session)
-            self.response[kind].add(env.now - start)
-            self.completed += 1
-            self.finished += 1
+            yield from self._transaction(session, kind)
+            self._done(kind, env.now - start)
             # Think after this transaction, then key the next one: one wait, no event in between.
             _, think = self._times(kind)
             kind = self._next_kind()
@@ -287,6 +289,33 @@ class Workload:
             wait = (draws.exponential(think) if think > 0.0 else 0.0) + keying
             if wait > 0.0:
                 yield env.timeout(wait)
+
+    def _transaction(self, session, kind: str):
+        """Generator: one transaction of this type on this session: CPU, the reads the buffer cache
+        misses, the blocks it leaves dirty, and the commit."""
+        if self.system.vm.overcommit() > 0.0:
+            yield from session.wake(self.client_ws)
+        # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
+        scale = (5 + int(11 * self.draws.uniform())) / 10.0 if kind == "new_order" else 1.0
+        instructions = self.path_length * LOGICAL_READS[kind] * scale * (1.0 + self.client_share)
+        if self.io is None:
+            yield session.cpu(instructions, SYSCALL_SHARE)
+        else:
+            reads = self.io.reads(kind, scale, self.io_rng)
+            piece = instructions / (len(reads) + 1)
+            for os_cached, files in reads:
+                yield session.cpu(piece, SYSCALL_SHARE)
+                yield from session.read_block(os_cached, files)
+            yield session.cpu(piece, SYSCALL_SHARE)
+            for blocks, files, checkpoint in self.io.dirtied(kind, scale, self.io_rng):
+                session.dirtied(blocks, files, checkpoint)
+        if REDO_BYTES[kind] > 0.0:
+            yield from session.commit(REDO_BYTES[kind] * scale)
+
+    def _done(self, kind: str, response: float) -> None:
+        self.response[kind].add(response)
+        self.completed += 1
+        self.finished += 1
 
     def reset_stats(self) -> None:
         if self.io is not None:
