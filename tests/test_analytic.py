@@ -262,6 +262,10 @@ def test_che_buckets_equal_expanded_items():
         che_hit_ratio(er, cap1, es), rel=1e-9)
     np.testing.assert_allclose(np.repeat(che_hit_ratios(rates, cap1, sizes, counts), counts),
                                che_hit_ratios(er, cap1, es), rtol=1e-9)
+    h1, h2 = che_two_level_hits(rates, cap1, cap2, sizes, counts)
+    e1, e2 = che_two_level_hits(er, cap1, cap2, es)
+    np.testing.assert_allclose(np.repeat(h1, counts), e1, rtol=1e-9)
+    np.testing.assert_allclose(np.repeat(h2, counts), e2, rtol=1e-9)
     for method in ("renewal", "irm"):
         got = che_two_level(rates, cap1, cap2, sizes, counts, method=method)
         want = che_two_level(er, cap1, cap2, es, method=method)
@@ -393,9 +397,180 @@ def test_fifo_level2_poisson_limit():
     assert np.allclose(t, t[0], rtol=1e-6)
     assert float(h.sum()) == pytest.approx(100.0, rel=1e-6)
     assert np.all(_renewal_fifo_level2(r, w, 0.0, 600.0) == 1.0)   # room for all
+    # room for exactly the 500 requested items, and one more never requested: it never hits
+    idle = _renewal_fifo_level2(np.append(r, 0.0), np.ones(501), 0.0, 500.0)
+    assert list(idle) == [1.0] * 500 + [0.0]
 
 
 def test_level2_policy_is_checked():
     from sim.analytic import che_two_level_grouped
     with pytest.raises(ValueError, match="policy must be one of"):
         che_two_level_grouped(ZIPF, 10, 20, np.arange(ZIPF.size), policy="clock")
+
+
+# --------------------------------------------------------------------------
+# Bad input: each check says what is wrong (not an accident of the arithmetic after it)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: repairman(-1, 1.0, 1.0), "n must be >= 0"),
+    (lambda: repairman(1.5, 1.0, 1.0), "n must be an integer"),
+    (lambda: repairman(2, -1.0, 1.0), "think must be non-negative"),
+    (lambda: repairman(2, math.inf, 1.0), "think must be non-negative and finite"),
+    (lambda: repairman(2, 1.0, 0.0), "service must be positive"),
+    (lambda: repairman(2, 1.0, math.inf), "service must be positive and finite"),
+    (lambda: repairman(2, 1.0, 1.0, servers=0), "servers must be >= 1"),
+    (lambda: repairman(2, 1.0, 1.0, servers=1.5), "servers must be an integer"),
+    (lambda: repairman_mva(-1, 1.0, 1.0), "n must be >= 0"),
+    (lambda: repairman_mva(2, -1.0, 1.0), "think must be non-negative"),
+    (lambda: repairman_mva(2, 1.0, 0.0), "service must be positive"),
+    (lambda: mm1_response(-1.0, 5.0), "lam must be non-negative"),
+    (lambda: mm1_response(1.0, 0.0), "mu must be positive"),
+    (lambda: mm1_response(1.0, math.inf), "mu must be positive and finite"),
+    (lambda: mm1_ps_response(-1.0, 5.0), "lam must be non-negative"),
+    (lambda: mm1_ps_response(1.0, 5.0, work=-0.1), "work must be non-negative"),
+    (lambda: erlang_c(0, 0.5), "servers must be >= 1"),
+    (lambda: erlang_c(2.5, 0.5), "servers must be an integer"),
+    (lambda: erlang_c(2, -0.5), "offered_load must be non-negative"),
+    (lambda: mmc_wait(1.0, 0.0, 2), "need mu > 0"),
+    (lambda: mmc_wait(-1.0, 1.0, 2), "lam >= 0"),
+    (lambda: mmc_wait(0.5, 1.0, 0), "servers must be >= 1"),
+    (lambda: mg1_wait(1.0, 0.0, 1.0), "need mean_service > 0"),
+    (lambda: mg1_wait(-1.0, 0.1, 0.02), "lam >= 0"),
+    (lambda: mg1_wait(1.0, 0.1, 0.005), "second_moment"),
+    (lambda: che_time(np.array([1.0, -1.0]), 1.0), "rates must be finite and non-negative"),
+    (lambda: che_time(np.array([1.0, math.nan]), 1.0), "rates must be finite"),
+    (lambda: che_time(np.ones(2), 1.0, sizes=np.array([1.0, 0.0])), "sizes must be finite and positive"),
+    (lambda: che_time(np.ones(2), 1.0, counts=np.array([1.0, -1.0])), "counts must be finite and non-negative"),
+    (lambda: che_two_level(ZIPF, 10, 20, method="exact"), "method must be"),
+    (lambda: lru_simulate(np.array([0.5, -0.1]), 1, 10, np.random.default_rng(1)), "probabilities must be"),
+    (lambda: lru_simulate(np.zeros(2), 1, 10, np.random.default_rng(1)), "probabilities must be"),
+    (lambda: lru_simulate(np.ones(2), 1, 0, np.random.default_rng(1)), "requests must be >= 1"),
+])
+def test_bad_input_is_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_no_requests_and_no_room():
+    """Nothing requested: no hits (not 'everything fits'); a zero-size cache: T = 0; an item
+    never requested is never a hit even when the cache holds everything that is."""
+    assert che_hit_ratio(np.zeros(3), 5.0) == 0.0
+    assert che_two_level(np.zeros(3), 1.0, 2.0) == (0.0, 0.0)
+    assert che_time(np.zeros(3), 0.0) == 0.0
+    assert che_time(np.ones(3), -1.0) == 0.0
+    assert list(che_hit_ratios(np.array([1.0, 0.0, 2.0]), 5.0)) == [1.0, 0.0, 1.0]
+
+
+def test_a_second_level_holding_everything_catches_every_first_level_miss():
+    """Level 2 with room for exactly the 300 items ever requested (one more is never requested):
+    every level-1 miss hits level 2, so hit1 + hit2 = 1 and each requested item's h2 is 1,
+    the idle one's 0."""
+    r = np.concatenate((ZIPF[:300], [0.0]))
+    for c2 in (300.0, 400.0):
+        h1, h2 = che_two_level(r, 50.0, c2)
+        assert 0.0 < h1 < 1.0 and h1 + h2 == pytest.approx(1.0, abs=1e-12)
+        _h1, h2_i = che_two_level_hits(r, 50.0, c2)
+        assert list(h2_i) == [1.0] * 300 + [0.0]
+
+
+def test_lru_simulate_warms_up_before_counting():
+    """Uniform over 100 items, room for all 100: after the warm-up (1000 requests) all are
+    almost surely in (miss chance 100 * 0.99^1000 = 0.004 items), so the hit ratio is ~1; a
+    cold start would count the 100 first-touch misses of 9000 requests (0.989)."""
+    h = lru_simulate(np.full(100, 0.01), 100, 10_000, np.random.default_rng(5))
+    assert h > 0.999
+
+
+def test_fifo_level2_poisson_limit_past_the_renewal_sum():
+    """A hot item seen ~110 times within T2 (over 32 mean gaps: the renewal function's
+    asymptote, not its sum, gives M): with Poisson input M = r T exactly, so the hot item
+    obeys the same hit = r T / (1 + r T) as the cold ones, with the same T."""
+    from sim.analytic import _renewal_fifo_level2
+    r = np.concatenate(([1.0], np.full(1000, 1e-3)))
+    h = _renewal_fifo_level2(r, np.ones_like(r), 0.0, 100.0)
+    t = h / (1.0 - h) / r
+    assert t[0] * r[0] > 32.0
+    assert np.allclose(t, t[1], rtol=1e-9)
+    assert float(h.sum()) == pytest.approx(100.0, rel=1e-9)
+
+
+def test_che_time_beyond_the_float_range_is_infinite():
+    """Rates so far apart (1 and 1e-310) that half of the rare item fits only after ~1e310:
+    T is reported as infinite rather than searched for forever."""
+    assert che_time(np.array([1.0, 1e-310]), 1.5) == math.inf
+
+
+def test_lru_simulate_counts_exactly():
+    """One item, room for it: after the warm-up (a fifth of 10 requests) every request hits,
+    exactly 1.0. A single request is measured cold (no warm-up): a miss."""
+    assert lru_simulate(np.array([1.0]), 1, 10, np.random.default_rng(1)) == 1.0
+    assert lru_simulate(np.ones(3), 1, 1, np.random.default_rng(1)) == 0.0
+    assert lru_simulate(np.array([1.0, 0.0]), 1, 10, np.random.default_rng(1)) == 1.0   # p = 0 is allowed
+    assert lru_simulate(np.ones(3), 0, 10, np.random.default_rng(1)) == 0.0
+    # room for one of two equally likely items: a hit is a repeat of the last request, p = 1/2
+    # (1600 measured requests: s.e. 0.0125, bound 4 s.e.)
+    assert lru_simulate(np.array([0.5, 0.5]), 1, 2000, np.random.default_rng(1)) == pytest.approx(0.5, abs=0.05)
+
+
+def test_idle_arrivals_are_valid_input():
+    """The boundaries of each check are legal: no arrivals (lam = 0) means no wait; a job of
+    no work sojourns 0; an item counted 0 times is no item."""
+    assert mm1_response(0.0, 5.0) == 0.2 and mm1_response(0.5, 1.0) == 2.0
+    assert mm1_ps_response(0.0, 5.0, work=0.0) == 0.0
+    assert mmc_wait(0.0, 1.0, 2) == 0.0
+    assert mg1_wait(0.0, 0.1, 0.02) == 0.0
+    assert che_time(np.ones(3), 1.0, counts=np.array([1.0, 1.0, 0.0])) == pytest.approx(
+        che_time(np.ones(2), 1.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("capacity", [0.5, 1.0, 3.0])
+def test_che_time_uniform_closed_form(capacity):
+    """N items of equal rate r: N (1 - e^{-r T}) = C, so T = -ln(1 - C/N) / r exactly; also
+    a capacity below one item (here 0.5 of 4) is a cache, not an empty one."""
+    t = che_time(np.full(4, 2.0), capacity)
+    assert t == pytest.approx(-math.log1p(-capacity / 4.0) / 2.0, rel=1e-12)
+
+
+def test_che_time_of_a_capacity_that_underflows_is_zero():
+    # 5e-324 (the smallest double) over a demand of 2 rounds to 0: nothing is cached
+    assert che_time(np.ones(2), 5e-324) == 0.0
+
+
+@pytest.mark.parametrize("c2", [0.5, 1.0, 300.0])
+def test_two_level_without_a_first_level_is_one_lru(c2):
+    """c1 = 0: level 1 holds nothing, its misses are every request (Poisson, no dead time),
+    so level 2 is a plain LRU of c2: its hit ratio is Che's, including a cache of under one
+    item."""
+    h1, h2 = che_two_level(ZIPF, 0.0, c2)
+    assert h1 == 0.0
+    assert h2 == pytest.approx(che_hit_ratio(ZIPF, c2), rel=1e-9)
+    assert h2 > 0.0
+
+
+def test_fifo_level2_renewal_asymptote_with_dead_time():
+    """Two hot items behind a level 1 of dead time t1 = 0.1, both seen over 32 mean gaps
+    within T2 (so M comes from the renewal theorem: M = T/mu + (sigma^2/mu^2 - 1)/2, gap
+    t1 + Exp(a), sigma = 1/a). Worked back from each one's hit ratio (M = h / (1 - h)) with
+    its own mu and a, both must give the same T2: the one residence time of the FIFO."""
+    from sim.analytic import _renewal_fifo_level2
+    t1 = 0.1
+    r = np.concatenate(([5.0, 2.0], np.full(1000, 1e-3)))
+    h = _renewal_fifo_level2(r, np.ones_like(r), t1, 102.0)
+    t2 = []
+    for i in (0, 1):
+        x = r[i] * t1
+        a = r[i] * math.exp(-x) / (1.0 - x * math.exp(-x))
+        mu = t1 + 1.0 / a
+        m = h[i] / (1.0 - h[i])
+        assert m > 32.0
+        t2.append(mu * (m - ((1.0 / (a * mu)) ** 2 - 1.0) / 2.0))
+    assert t2[0] == pytest.approx(t2[1], rel=1e-9)   # measured 4e-15 apart
+
+
+def test_repairman_mva_by_hand():
+    """MVA's first steps by hand, S = Z = 1: X(1) = 1/(S + Z) = 0.5, Q(1) = 0.5; R(2) = 1.5,
+    X(2) = 2/2.5 = 0.8, Q(2) = 1.2; R(3) = 2.2, X(3) = 3/3.2. The stationary-law form agrees."""
+    for n, x in [(1, 0.5), (2, 0.8), (3, 3 / 3.2)]:
+        assert repairman_mva(n, 1.0, 1.0) == pytest.approx(x, rel=1e-12)
+        assert repairman(n, 1.0, 1.0)[0] == pytest.approx(x, rel=1e-12)

@@ -43,7 +43,7 @@ def _dbwr(buffers, async_io=False, slaves=0, max_writes=0):
 
 @pytest.mark.parametrize("async_io, slaves, max_writes, width", [
     (False, 0, 0, 1), (True, 0, 0, MAX_ASYNC_WRITES), (False, 3, 0, 3), (True, 3, 0, 3),
-    (True, 0, 4, 4), (False, 3, 2, 2), (False, 0, 5, 1)])
+    (True, 0, 4, 4), (False, 3, 2, 2), (False, 0, 5, 1), (True, 1, 0, 1)])
 def test_writes_in_flight_are_one_async_width_slaves_or_the_max_writes_cap(async_io, slaves, max_writes, width):
     """40 buffers: limit 10, so a batch of 10 starts as soon as 10 are dirty; with w writes in
     flight it ends after ceil(10 / w) write times."""

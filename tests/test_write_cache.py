@@ -88,3 +88,165 @@ def test_same_seed_same_numbers():
         vol = _volume(env, 2 * 2**20)
         out.append(_sync_writer(env, vol, 5.0))
     assert out[0] == out[1]
+
+
+class _StubVolume:
+    """A volume whose every destage takes exactly `service` seconds, all in parallel, with no
+    controller (a write is acknowledged `overhead` after it arrives): times can be worked out
+    by hand. Records each destage (time, bytes, offset, sequential) and the most in flight."""
+
+    def __init__(self, env, n_disks: int = 1, service: float = 10 * MS, overhead: float = 1 * MS):
+        from types import SimpleNamespace
+        self.env, self.service = env, service
+        self.disks = [SimpleNamespace(overhead=overhead) for _ in range(n_disks)]
+        self.controllers = []
+        self.destages: list = []
+        self.in_flight = self.most_in_flight = 0
+
+    def submit(self, kind, nbytes, offset=None, sequential=False, through=False):
+        assert kind == "write" and through
+        self.destages.append((self.env.now, nbytes, offset, sequential))
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        ev = self.env.timeout(self.service)
+        ev.callbacks.append(lambda _e: setattr(self, "in_flight", self.in_flight - 1))
+        return ev
+
+
+def _issue(env, cache, at: float, nbytes: float, offset: float = 0.0, sequential: bool = False) -> list:
+    """Issue one write at time `at`; the list gets the time it was acknowledged."""
+    acked = []
+
+    def go():
+        yield env.timeout(at)
+        yield cache.write(nbytes, offset, sequential)
+        acked.append(env.now)
+    env.process(go())
+    return acked
+
+
+def test_two_destages_per_drive_in_flight_and_the_cache_drains_when_the_writer_stops():
+    """20 writes at once into a roomy cache on 3 drives: all acknowledged after the overhead,
+    then destaged 6 at a time (2 per drive, DESTAGE_PER_DRIVE), in waves of one destage time,
+    until nothing is dirty: the last wave (20 = 6+6+6+2) ends at h + 4 D."""
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    h, d = 1 * MS, 10 * MS
+    vol = _StubVolume(env, n_disks=3, service=d, overhead=h)
+    cache = WriteBackCache(env, vol, 1 * 2**20)
+    acks = [_issue(env, cache, 0.0, 8 * KB, offset=i * 8 * KB) for i in range(20)]
+    env.run()
+    assert all(a == [h] for a in acks)
+    assert vol.most_in_flight == 6
+    starts = sorted(t for t, *_ in vol.destages)
+    assert np.allclose(starts, [h] * 6 + [h + d] * 6 + [h + 2 * d] * 6 + [h + 3 * d] * 2)
+    assert env.now == h + 4 * d
+    assert cache.destages == cache.writes == 20
+    assert cache.free == cache.size and cache.in_flight == 0 and cache.occupancy() == 0.0
+    assert cache.full_wait.n == 20 and cache.full_wait.mean == 0.0
+
+
+def test_a_write_that_fills_the_cache_exactly_is_acknowledged_and_the_next_waits_for_the_destage():
+    """Cache of S bytes. Write A (S bytes) at 0: it fits exactly, acknowledged at h, occupancy 1.
+    Write B (S bytes) at 0 waits for A's destage (h .. h + D), then lands: acknowledged at
+    2h + D, having waited h + D for room. When B's destage ends (2h + 2D) the cache is empty."""
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    h, d, s = 1 * MS, 10 * MS, 16 * KB
+    vol = _StubVolume(env, service=d, overhead=h)
+    cache = WriteBackCache(env, vol, s)
+    a = _issue(env, cache, 0.0, s)
+    b = _issue(env, cache, 0.0, s, offset=s)
+    seen = []
+
+    def watch():
+        for t in (h / 2, h + d / 2, 2 * h + 2 * d + h):
+            yield env.timeout(t - env.now)
+            seen.append(cache.occupancy())
+    env.process(watch())
+    env.run()
+    assert a == [h] and b == [2 * h + d]
+    assert seen == [1.0, 1.0, 0.0]
+    assert [t for t, *_ in vol.destages] == [h, 2 * h + d]
+    assert cache.full_wait.n == 2 and cache.full_wait.max == h + d
+    assert abs(cache.full_wait.mean - (h + d) / 2) < 1e-15
+
+
+def test_a_half_full_cache_reports_half_occupancy():
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    cache = WriteBackCache(env, _StubVolume(env), 32 * KB)
+    cache.write(8 * KB, 0.0, False)
+    cache.write(8 * KB, 8 * KB, False)
+    assert cache.occupancy() == 0.5
+
+
+def test_a_big_write_waiting_for_room_is_not_overtaken_nor_let_in_early():
+    """Cache of 16 KB. A (8 KB) at 0 and B (8 KB) at D/2 fill it. C (16 KB) and then E (8 KB)
+    arrive at D/2 and wait, in that order. A's destage ends at h + D: 8 KB free is not room for
+    C, and E, which would fit, may not pass it. B's ends at 1.5D + h: C lands (ack 1.5D + 2h),
+    and E waits for C's destage (1.5D + 2h .. 2.5D + 2h): ack 2.5D + 3h."""
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    h, d = 1 * MS, 10 * MS
+    vol = _StubVolume(env, service=d, overhead=h)
+    cache = WriteBackCache(env, vol, 16 * KB)
+    _issue(env, cache, 0.0, 8 * KB)
+    _issue(env, cache, d / 2, 8 * KB, offset=8 * KB)
+    c = _issue(env, cache, d / 2, 16 * KB, offset=32 * KB)
+    e = _issue(env, cache, d / 2, 8 * KB, offset=64 * KB)
+    frees = []
+
+    def watch():   # every h/4 for 3 D, well past the last destage
+        for _ in range(int(3 * d / (h / 4))):
+            frees.append(cache.free)
+            yield env.timeout(h / 4)
+    env.process(watch())
+    env.run()
+    assert np.isclose(c[0], 1.5 * d + 2 * h) and np.isclose(e[0], 2.5 * d + 3 * h)
+    assert min(frees) >= 0.0
+    # waits for room: none for A and B, D + h for C, 2D + 2h for E (both arrived at D/2)
+    assert cache.full_wait.n == 4 and np.isclose(cache.full_wait.max, 2 * d + 2 * h)
+    assert np.isclose(cache.full_wait.mean, (3 * d + 3 * h) / 4)
+
+
+def test_sequential_writes_go_ahead_of_random_ones():
+    """One drive (2 destages in flight): random R1, R2, R3 then sequential S1, S2 land together;
+    R1 and R2 start at once, then the redo-like sequential writes jump R3 when room opens."""
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    vol = _StubVolume(env)
+    cache = WriteBackCache(env, vol, 1 * 2**20)
+    for i, seq in enumerate([False, False, False, True, True]):
+        _issue(env, cache, 0.0, 8 * KB, offset=(i + 1) * 100 * KB, sequential=seq)
+    env.run()
+    assert [(off, seq) for _, _, off, seq in vol.destages] == [
+        (100 * KB, False), (200 * KB, False), (400 * KB, True), (500 * KB, True), (300 * KB, False)]
+
+
+def test_sequential_whole_stripes_destage_without_reading_and_the_cache_drains():
+    """RAID5 on 5 drives, 64 KB units: a 256 KB stripe-aligned sequential write destages as 4
+    data writes plus one parity write (5 drive I/Os, no read-modify-write, which would take 10)."""
+    env = simpy.Environment()
+    vol = _volume(env, 4 * 2**20)
+    stripe = 4 * 64 * KB
+    done = [vol.submit("write", stripe, offset=i * stripe, sequential=True) for i in range(8)]
+    env.run()
+    assert all(ev.processed for ev in done)
+    c = vol.cache
+    assert c.destages == c.writes == 8 and c.free == c.size
+    assert sum(d.ios for d in vol.disks) == 8 * 5
+
+
+def test_a_write_larger_than_the_cache_goes_straight_to_the_drives():
+    """A 256 KB write (one RAID5 stripe on 5 drives of 64 KB units) into a 128 KB cache bypasses
+    it: read-modify-write on the drives, 4 data + 1 parity read, then written (10 drive I/Os),
+    so it takes at least two drive operations of overhead + 64 KB at the media rate."""
+    env = simpy.Environment()
+    vol = _volume(env, 128 * KB)
+    ev = vol.submit("write", 256 * KB, offset=0.0)
+    env.run()
+    assert ev.processed
+    assert env.now > 2 * (0.2 * MS + 64 * KB / 50e6)
+    assert vol.cache.writes == 0 and vol.cache.free == vol.cache.size
+    assert sum(d.ios for d in vol.disks) == 10
