@@ -197,3 +197,18 @@ def test_a_free_buffer_wait_is_timed_from_when_it_began():
     env.run(until=1.0)
     assert got == [pytest.approx(0.5 + 5 * W)]
     assert waits.events["free buffer waits"].time == pytest.approx(5 * W)
+
+
+def test_a_range_longer_than_a_batch_is_split_at_the_batch():
+    """600 dirty buffers of one file range: the first batch takes WRITE_BATCH of them, all of that
+    range, and leaves the rest (88) pending in the range for the next batch, which takes them."""
+    env, files, _, dbwr = _dbwr(100_000, async_io=True)
+    env.run(until=0.1)
+    dbwr.dirty(WRITE_BATCH + 88, files=(3, 1))
+    env.run(until=0.1 + 1e-9)
+    assert dbwr.batch_left + dbwr.in_flight == WRITE_BATCH and dbwr.pending == 88
+    assert list(dbwr.ranges) == [[(3, 1), 88, False]]
+    assert files.files == [3] * min(WRITE_BATCH, MAX_ASYNC_WRITES)
+    env.run(until=10.0)
+    assert dbwr.written_total == WRITE_BATCH + 88 and files.files == [3] * (WRITE_BATCH + 88)
+    assert not dbwr.ranges and dbwr.unwritten == 0
