@@ -152,3 +152,164 @@ def test_cost_per_transaction_does_not_grow_with_users():
     few, many = events_per_tx(1000), events_per_tx(10000)
     # thinking users cost nothing: events per transaction stay flat within 15% as users grow tenfold
     assert many < 1.15 * few
+
+
+# ---------------------------------------------------------------- the account, by hand (mutation round 3)
+
+class _Recorder:
+    """Stands for the dispatcher and the swap device: records what paging asks of them."""
+
+    def __init__(self, env):
+        self.env, self.calls = env, []
+
+    def run(self, instructions, sys_share=0.0):
+        self.calls.append(("cpu", instructions, sys_share))
+        return self.env.timeout(0.001)
+
+    def submit(self, op, size):
+        self.calls.append((op, size))
+        return self.env.timeout(0.010)
+
+
+def _overcommitted(env=None, **kw):
+    """16 GB RAM, 1 GB kernel, 8 GB SGA and 7,500 servers of 1.5 MB (1.2 MB working set):
+    committed 20,466 MB, 4,082 MB over RAM; the cold pages (7,500 x 0.3 MB = 2,250 MB) go first,
+    then 1,832 MB of the 9,000 MB of working sets: 20.36% of a working set is out."""
+    env = env or simpy.Environment()
+    spec = load_profile("opteron-2way").memory
+    spec = __import__("dataclasses").replace(spec, size=16384 * MB, swap=6144 * MB, kernel=1024 * MB)
+    vm = VirtualMemory(env, spec, **kw)
+    vm.map_shared("sga", 8192 * MB)
+    vm.add_processes("server", 7500, 1.5 * MB, 1.2 * MB)
+    return vm
+
+
+def test_working_set_out_is_the_overcommit_beyond_the_cold_pages_over_the_working_sets():
+    vm = _overcommitted()
+    assert vm.committed() == pytest.approx(20466 * MB)
+    assert vm.overcommit() == pytest.approx(4082 * MB)
+    assert vm.page_cache_size() == 0.0            # nothing left for the page cache
+    assert vm.working_set_out() == pytest.approx(1832 / 9000)
+    # a waking server faults ceil(0.2036 x 1.2 MB / 4 KB) = ceil(62.5) = 63 pages back
+    assert vm.faults_on_wake(1.2 * MB) == 63
+    d = vm.describe()
+    assert d["committed_mb"] == pytest.approx(20466) and d["overcommit_mb"] == pytest.approx(4082)
+    assert d["server_mb"] == pytest.approx(11250) and d["sga_mb"] == pytest.approx(8192)
+    assert d["ram_mb"] == 16384 and d["swap_mb"] == 6144 and d["kernel_mb"] == 1024 and d["page_cache_mb"] == 0
+    assert d["working_set_paged_out_pct"] == pytest.approx(100 * 1832 / 9000)
+
+
+def test_paging_boundaries():
+    vm = _vm(ram=1000, swap=500, kernel=100)
+    vm.map_shared("sga", 400 * MB)
+    vm.add_processes("p", 10, 60 * MB, 30 * MB)         # 1,100 MB committed: 100 MB over, within the 300 MB cold pages
+    assert vm.overcommit() == pytest.approx(100 * MB) and vm.working_set_out() == 0.0
+    vm.add_processes("q", 1, 200 * MB, 200 * MB)          # 1,300 MB: 300 MB over = the cold pages exactly: still 0
+    assert vm.working_set_out() == 0.0 and vm.faults_on_wake(30 * MB) == 0
+    vm.add_processes("q", 1, 200 * MB, 200 * MB)          # 1,500 MB: 200 MB beyond the cold of 700 MB of working sets
+    assert vm.working_set_out() == pytest.approx(200 / 700) and not vm.out_of_memory()
+    vm.add_processes("r", 10, 10 * MB, 10 * MB)           # 1,600 MB: past RAM + swap (1,500 MB)
+    assert vm.out_of_memory() and vm.working_set_out() == pytest.approx(300 / 800)
+    assert vm.shortfall_message() == "committed memory 1.6 GB exceeds RAM + swap 1.5 GB"
+    # nothing cold: the overcommit comes straight out of the working sets
+    vm = _vm(ram=1000, swap=500, kernel=100)
+    vm.map_shared("sga", 400 * MB)
+    vm.add_processes("p", 10, 100 * MB, 100 * MB)         # 1,500 MB = RAM + swap, still allowed: 500 of 1,000 MB out
+    assert not vm.out_of_memory() and vm.working_set_out() == pytest.approx(0.5)
+    # the out share reaches 1 only once kernel + SGA alone exceed RAM: capped at all of it
+    vm = _vm(ram=1000, swap=5000, kernel=100)
+    vm.map_shared("sga", 1000 * MB)
+    vm.add_processes("p", 10, 100 * MB, 100 * MB)         # 1,100 MB over, 1,000 MB of working sets
+    assert vm.working_set_out() == 1.0 and vm.faults_on_wake(100 * MB) == 25600
+    # no working set to page: nothing faults, however far over
+    vm = _vm(ram=1000, swap=5000, kernel=100)
+    vm.add_processes("idle", 10, 200 * MB, 0.0)
+    assert vm.overcommit() == pytest.approx(1100 * MB) and vm.working_set_out() == 0.0
+
+
+def test_working_set_is_at_most_the_private_memory():
+    vm = _vm(ram=1000, swap=5000, kernel=100)
+    vm.add_processes("p", 10, 100 * MB, 200 * MB)          # the working set is capped at 100 MB: nothing cold
+    assert vm.committed() == pytest.approx(1100 * MB) and vm.working_set_out() == pytest.approx(100 / 1000)
+
+
+def test_kernel_and_sga_locked_over_ram_cannot_start_and_equal_can():
+    vm = _vm(ram=1000, swap=5000, kernel=100)
+    vm.map_shared("sga", 900 * MB)
+    assert not vm.out_of_memory()
+    vm.map_shared("sga2", 1 * MB)
+    assert vm.out_of_memory()
+    assert vm.shortfall_message() == "kernel and SGA (0.98 GB, locked in memory) exceed physical memory 0.98 GB"
+
+
+def test_the_64_bit_kernel_costs_its_own_footprint():
+    spec = load_profile("ue10000").memory
+    assert spec.kernel_64 is not None and spec.kernel_64 != spec.kernel
+    assert VirtualMemory(simpy.Environment(), spec, kernel_bits=64).committed() == spec.kernel_64
+    assert VirtualMemory(simpy.Environment(), spec, kernel_bits=32).committed() == spec.kernel
+    spec = load_profile("opteron-2way").memory
+    if spec.kernel_64 is None:  # no 64-bit figure: the kernel's
+        assert VirtualMemory(simpy.Environment(), spec, kernel_bits=64).committed() == spec.kernel
+
+
+def test_page_in_costs_fault_cpu_and_clustered_swap_reads():
+    env = simpy.Environment()
+    rec = _Recorder(env)
+    vm = _overcommitted(env, dispatcher=rec, swap_device=rec)
+    done = []
+
+    def wake():
+        yield from vm.page_in(1.2 * MB)
+        done.append(env.now)
+    env.process(wake())
+    env.run()
+    # 63 faults: 63 x 15,000 kernel instructions (all system time), then ceil(63 / 8) = 8 reads of
+    # 8 pages waited for one after the other, and one write of the 63 pages not waited for
+    assert rec.calls[0] == ("cpu", 63 * 15_000.0, 1.0)
+    assert rec.calls[1:9] == [("read", 8 * PAGE)] * 8
+    assert rec.calls[9:] == [("write", 63 * PAGE)]
+    assert vm.page_ins == 63 and vm.swap_reads == 8
+    assert done == [pytest.approx(0.001 + 8 * 0.010)]
+
+
+def test_no_overcommit_no_page_in():
+    env = simpy.Environment()
+    rec = _Recorder(env)
+    vm = _vm()
+    vm.dispatcher = vm.swap_device = rec
+    vm.add_processes("server", 10, 1.5 * MB, 1.2 * MB)
+    env.process(vm.page_in(1.2 * MB))
+    env.run()
+    assert rec.calls == [] and vm.page_ins == 0 and vm.swap_reads == 0
+
+
+def test_the_account_follows_segments_and_processes_added_after_it_was_read():
+    vm = _vm(ram=1000, swap=500, kernel=100)
+    vm.add_processes("p", 1, 100 * MB, 50 * MB)
+    assert vm.committed() == pytest.approx(200 * MB)
+    vm.map_shared("sga", 300 * MB)                        # the SGA touched later: counted
+    assert vm.committed() == pytest.approx(500 * MB)
+    assert vm.page_cache_size() == pytest.approx((1000 - 500 - 1000 / 64) * MB)
+    d = vm.describe()
+    assert d["page_cache_mb"] == pytest.approx(1000 - 500 - 1000 / 64) and d["p_mb"] == pytest.approx(100)
+
+
+def test_defaults_are_a_32_bit_kernel_and_shared_memory_touched_page_by_page():
+    spec = load_profile("ue10000").memory
+    vm = VirtualMemory(simpy.Environment(), spec)
+    assert vm.committed() == spec.kernel and vm.locks_shared_memory is False and vm.page_replacement == "lru"
+
+
+def test_sga_filling_ram_exactly_is_not_the_reason_when_processes_overflow_swap():
+    vm = _vm(ram=1000, swap=500, kernel=100)
+    vm.map_shared("sga", 900 * MB)                        # kernel + SGA = RAM: allowed
+    vm.add_processes("p", 6, 100 * MB, 100 * MB)          # 1,600 MB > RAM + swap
+    assert vm.out_of_memory()
+    assert vm.shortfall_message().startswith("committed memory 1.6 GB exceeds RAM + swap")
+
+
+def test_no_working_sets_nothing_faults_even_with_kernel_and_sga_over_ram():
+    vm = _vm(ram=1000, swap=5000, kernel=100)
+    vm.map_shared("sga", 1000 * MB)
+    vm.add_processes("idle", 10, 10 * MB, 0.0)            # 200 MB over, only 100 MB of it cold, no working set
+    assert vm.working_set_out() == 0.0 and vm.faults_on_wake(1 * MB) == 0
