@@ -158,8 +158,24 @@ def test_only_a_write_of_less_than_a_page_reads_the_page(block, page, reads):
     fs.set_write_page_hit(0.0)
     env.process(fs.write(0))
     env.run()
-    want = ([("read", page)] if reads else []) + [("write", block)]
+    want = ([("read", page)] if reads else []) + [("write", max(block, page))]
     assert [d[1:3] for d in disk.log] == want
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_write_goes_to_disk_as_the_whole_pages_it_dirtied_where_it_goes_through_the_page_cache(path):
+    """The page cache keeps one dirty bit a page: a 2 KB block written into an 8 KB page is
+    flushed as the 8 KB page (an 8 KB block on 4 KB pages as its two pages); a direct path and
+    Cached Quick I/O's direct writes put the block alone on disk. write() and write_then() alike."""
+    for block, page in ((2048.0, 8192.0), (8192.0, 4096.0)):
+        p = PATHS[path]
+        want = max(block, page) if p.caches and not p.direct_writes else block
+        env, cpu, disk, fs = _fs(path, block=block, page=page)
+        fs.set_write_page_hit(1.0)
+        env.process(fs.write(0))
+        fs.write_then(1, lambda: None)
+        env.run()
+        assert [d[1:3] for d in disk.log] == [("write", want)] * 2
 
 
 def test_reads_pick_files_within_their_range_wrapping_at_the_last_file():

@@ -30,6 +30,10 @@ They differ in three ways that matter to a database:
   is not cached must first read the page (the file system cannot mark part of a page valid:
   UFS wrip() faults the page in through segmap unless the write covers it whole), under the
   file's write lock; `write_page_hit` is the chance the page is cached, from the cache model.
+  The write then goes to disk as that whole page: the page cache keeps one modified bit a page,
+  and UFS wrip() forces "write back for synchronous write cases" (FSYNC|FDSYNC) with
+  segmap_release(SM_WRITE), which puts the mapping's pages (Solaris ufs_vnops.c), as the log's
+  appends below do. A 2 KB block is an 8 KB disk write; an 8 KB block on 4 KB pages its two.
   Cached Quick I/O writes directly ("direct-write, copy-behind", VERITAS Storage Foundation
   for Oracle Administrator's Guide, "How Cached Quick I/O works"): no read before write.
 - The online redo log as a file (`LogFile`): LGWR appends to it, alone (no lock waits).
@@ -99,8 +103,10 @@ class FileSystem:
         self.block_size = block_size
         self.page_size = page_size
         self.page_blocks = max(1, int(page_size // block_size))
-        # a page-cache miss fills a whole page; a buffered write of part of a page may read it first
+        # a page-cache miss fills a whole page; a buffered write of part of a page may read it first,
+        # and goes to disk as the whole page it dirtied
         self.fill_bytes = max(block_size, page_size) if path.caches else block_size
+        self.write_bytes = self.fill_bytes if path.caches and not path.direct_writes else block_size
         self.partial_writes = path.caches and not path.direct_writes and block_size < page_size
         self.write_page_hit = 1.0
         self.pages_read_for_writes = 0
@@ -169,7 +175,7 @@ class FileSystem:
         if fill:
             self.pages_read_for_writes += 1
             yield self.volume.submit("read", self.page_size)
-        yield self.volume.submit("write", self.block_size)
+        yield self.volume.submit("write", self.write_bytes)
         if lock is not None:
             lock.release(True)
 
@@ -182,7 +188,7 @@ class FileSystem:
             self.env.process(self._write_and_call(file, done))
             return
         self.writes += 1
-        submit, size = self.volume.submit, self.block_size
+        submit, size = self.volume.submit, self.write_bytes
         self.dispatcher.run(self.write_instructions, 1.0).callbacks.append(
             lambda _e: submit("write", size).callbacks.append(lambda _e2: done()))
 
