@@ -206,3 +206,21 @@ def test_flash_floor_keeps_mean_and_ceiling_and_refuses_a_floor_above_the_mean()
         build(FlashArraySpec, {"bricks": 1, "iops_per_brick": "1000 IOPS", "bandwidth_per_brick": "1 Gb/s",
                                "service_time": "0.25 ms", "service_floor": "0.3 ms", "fabric_latency": "50 us",
                                "fabric_bandwidth": "1 Gb/s", "capacity": "1 TB"}, Source("array.yaml"))
+
+
+def test_calibrate_io_on_a_disk_volume_times_its_reads_and_obeys_littles_law():
+    """CALIBRATE_IO on spinning disks (the UE10000's 36-drive stripe): each read is timed from its
+    submission to its completion, so reads in flight = IOPS x latency while every process has one,
+    and a read costs at least an average half turn of a 7,200 rpm drive (4.17 ms)."""
+    sc = scenario.load(None, {"num_physical_disks": "4", "datafiles": "1", "database_size": "10 GB",
+                              "device": "data", "level_time": "0.5 s"},
+                       profile="ue10000", workload="calibrate_io")
+    r = run(sc)
+    assert r.status == "ok"
+    levels = r.extra["level_table"]
+    assert [lv["in_flight"] for lv in levels][:2] == [4, 8]
+    for lv in levels:
+        assert lv["latency_ms"] > 4.17
+        if lv["in_flight"] <= 16:       # one read per process (16 CPUs)
+            assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.1)
+    assert r.extra["iops"] == max(lv["iops"] for lv in levels if lv["latency_ms"] <= 20.0)

@@ -106,20 +106,22 @@ class Workload:
         for i, slave in enumerate(self.slaves):
             slave.slots = base + (1 if i < extra else 0)
 
+    def _latency_sums(self) -> tuple[float, int]:
+        """Seconds from submission to completion summed over the reads completed, and their count."""
+        return sum(s.read_time for s in self.slaves), sum(s.reads_done for s in self.slaves)
+
     def _calibrate(self):
-        p, env, waits = self.params, self.env, self.system.instance.waits
+        p, env = self.params, self.env
         in_flight = p.num_physical_disks
         while True:
             target = min(in_flight, self.limit)
             self._set_in_flight(target)
             yield env.timeout(p.level_time / 5)          # let the level settle
-            n0, w0 = self.completed, waits.events.get("Disk file I/O Calibration")
-            t0 = (w0.time, w0.waits) if w0 else (0.0, 0)
-            resp0 = (self.paths.device.response.total, self.paths.device.response.n)
+            n0, lat0 = self.completed, self._latency_sums()
             yield env.timeout(p.level_time)
             iops = (self.completed - n0) / p.level_time
-            r = self.paths.device.response
-            latency = (r.total - resp0[0]) / max(r.n - resp0[1], 1)
+            lat1 = self._latency_sums()
+            latency = (lat1[0] - lat0[0]) / max(lat1[1] - lat0[1], 1)
             self.levels.append({"in_flight": target, "iops": iops, "latency_ms": 1000.0 * latency})
             gain = iops / self.levels[-2]["iops"] - 1.0 if len(self.levels) > 1 else 1.0
             if latency > p.max_latency or gain < KNEE_GAIN or target >= self.limit:

@@ -137,17 +137,23 @@ class BatchReader:
     """One process submitting `slots` asynchronous reads at once and reaping the whole batch
     (one io_submit, then io_getevents for all of them) before the next: a batch costs its
     slowest read. The wait is recorded under `event`; then `instructions` of CPU per read.
-    Setting `slots` to 0 retires the process after its current batch.
+    Setting `slots` to 0 retires the process after its current batch. Each read's latency,
+    submission to completion, is summed in `read_time` over `reads_done` reads, whatever the
+    device (what CALIBRATE_IO reports).
     """
 
-    __slots__ = ("paths", "session", "slots", "event", "instructions", "pending", "_done")
+    __slots__ = ("paths", "session", "slots", "event", "instructions", "pending", "_done", "_start",
+                 "read_time", "reads_done")
 
     def __init__(self, paths: ReadPaths, session, event: str, instructions: float):
         self.paths, self.session, self.event, self.instructions = paths, session, event, instructions
-        self.slots = self.pending = 0
+        self.slots = self.pending = self.reads_done = 0
+        self.read_time = self._start = 0.0
         self._done = None
 
     def _completed(self, _ev) -> None:
+        self.read_time += self.paths.env.now - self._start   # the whole batch was submitted at _start
+        self.reads_done += 1
         self.pending -= 1
         if not self.pending:
             self._done.succeed()
@@ -159,9 +165,9 @@ class BatchReader:
         if not k:
             return 0
         self._done = env.event()
+        start = self._start = env.now
         for _ in range(k):
             paths.device.submit("read", paths.block_size).callbacks.append(self._completed)
-        start = env.now
         yield self._done
         paths.instance.waits.add(self.event, env.now - start)
         paths.physical_reads += k
