@@ -113,7 +113,6 @@ class FileSystem:
         self.rng = rng
         self.files = files
         self.locks = [RWLock(env) for _ in range(files)] if path.file_lock else []
-        self.async_kernel = async_io and path.kaio
         self.async_threads = async_io and not path.kaio
         kb = block_size / 1024.0
         fs = FS_INSTRUCTIONS * (_QIO_SHARE_OF_FS if path.name in ("quick_io", "cached_quick_io") else 1.0)
@@ -122,7 +121,6 @@ class FileSystem:
         self.cache_hit_instructions = SYSCALL_DRIVER_INSTRUCTIONS / 2 + PAGE_LOOKUP_INSTRUCTIONS + copy
         self.write_instructions = self.read_instructions + (THREAD_AIO_INSTRUCTIONS if self.async_threads else 0.0)
         self.reads = self.writes = self.cache_hits = 0
-        self.lock_wait = 0.0
 
     def _pick(self, files: tuple[int, int] | None) -> int:
         """A file: uniform over all, or over the range (first, count)."""
@@ -144,9 +142,7 @@ class FileSystem:
         yield work
         lock = self.locks[self._pick(files)] if self.locks and self.path.readers_lock else None
         if lock is not None:
-            t = self.env.now
             yield lock.acquire(False)
-            self.lock_wait += self.env.now - t
         if not hit:
             yield self.volume.submit("read", self.fill_bytes)
         if lock is not None:
@@ -199,7 +195,6 @@ class FileSystem:
     def reset_stats(self) -> None:
         self.reads = self.writes = self.cache_hits = 0
         self.pages_read_for_writes = 0
-        self.lock_wait = 0.0
         for lock in self.locks:
             lock.reset_stats()
 
