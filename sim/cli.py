@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -150,10 +151,12 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
         make_folder("--plot", plot_dir)
     results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty(), seeds=seeds)
     figures = [f for e in exps for f in ex.score(e, results)]
-    click.echo(ex.scoreboard(figures))
+    verdicts = [v for e in exps for v in ex.check_claims(e, figures)]
+    click.echo(ex.scoreboard(figures, verdicts))
     if json_file:
         _write("--json", json_file, json.dumps({"figures": ex.figures_to_dicts(figures),
-                                                "summary": ex.summary_line(figures)}, indent=2, default=str))
+                                                "claims": [dataclasses.asdict(v) for v in verdicts],
+                                                "summary": ex.summary_line(figures, verdicts)}, indent=2, default=str))
     if plot_dir:
         for e in exps:
             path = ex.plot(e, figures, Path(plot_dir) / f"{e.id}.png")

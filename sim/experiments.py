@@ -23,6 +23,7 @@ from sim.config import OltpsimError, Source, build, param, read_yaml, replace_pa
 from sim.metrics import batch_means_halfwidth
 from sim.report import figure, table
 from sim.result import Result
+from sim.shapes import ClaimSpec, Verdict, verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +71,11 @@ class ExperimentSpec:
     metrics: dict[str, MetricSpec] = param("metrics compared, by name")
     rows: tuple[RowSpec, ...] = param("one entry per published row")
     predict: tuple[str, ...] = param("extra figures printed for every row (blind predictions)", default=())
+    claims: tuple[ClaimSpec, ...] = param("what the table's shape shows, checked on published and simulated "
+                                          "figures (sim/shapes.py)", default=())
+
+    def claim_metric(self, claim: ClaimSpec) -> str:
+        return claim.metric if claim.metric is not None else next(iter(self.metrics))
 
     def check(self, src: Source) -> None:
         for i, row in enumerate(self.rows):
@@ -82,6 +88,12 @@ class ExperimentSpec:
             if m.relative_to is not None and m.relative_to not in labels:
                 raise src.at("metrics").at(name).at("relative_to").bad(m.relative_to, "the label of a row: "
                                                                        + ", ".join(labels))
+        published = {r.label: r.published for r in self.rows}
+        for i, claim in enumerate(self.claims):
+            metric = self.claim_metric(claim)
+            if metric not in self.metrics:
+                raise src.at("claims").at(i).at("metric").bad(metric, "one of the metrics: " + ", ".join(self.metrics))
+            claim.check_rows(src.at("claims").at(i), published, metric)
 
 
 @dataclass
@@ -272,6 +284,29 @@ def score(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> 
     return figures
 
 
+def check_claims(exp: ExperimentSpec, figures: list[Figure]) -> list[Verdict]:
+    """Each shape claim of the experiment on its published and on its simulated figures (a claim
+    over rows not run, as under --quick, is left out)."""
+    out = []
+    labels = {r.label for r in exp.rows}
+    for claim in exp.claims:
+        if any(lb not in labels for series in claim.labels() for lb in series):
+            continue
+        metric = exp.claim_metric(claim)
+        published = {r.label: r.published.get(metric) for r in exp.rows}
+        simulated = {f.row: f.simulated for f in figures if f.experiment == exp.id and f.metric == metric
+                     and f.status == "ok" and isinstance(f.simulated, (int, float))}
+        out.append(verdict(exp.id, claim, metric, published, simulated))
+    return out
+
+
+def claims_table(verdicts: list[Verdict]) -> str:
+    """The shape claims, published beside simulated."""
+    word = {True: "yes", False: "NO", None: "n/a"}
+    rows = [[v.experiment, v.claim, word[v.published], word[v.simulated]] for v in verdicts]
+    return "Shape claims\n" + table(["experiment", "claim", "published", "simulated"], rows, "llll")
+
+
 def _compare(eid: str, label: str, name: str, m: MetricSpec, pub: Any, sim: Any, status: str) -> Figure:
     kind, tol = m.rule()
     if kind == "equal":
@@ -324,7 +359,7 @@ def _seeds(figures: list[Figure]) -> int:
     return max((f.seeds for f in figures), default=1)
 
 
-def scoreboard(figures: list[Figure]) -> str:
+def scoreboard(figures: list[Figure], verdicts: list[Verdict] | None = None) -> str:
     seeds = _seeds(figures)
     rows = []
     for f in figures:
@@ -335,10 +370,12 @@ def scoreboard(figures: list[Figure]) -> str:
     head = ["experiment", "row", "metric", "published", "simulated", "error"]
     head += [f"95% over {seeds} seeds"] if seeds > 1 else []
     text = table(head + ["within tol."], rows, "lllrrr" + ("r" if seeds > 1 else "") + "l")
-    return text + "\n\n" + summary_line(figures)
+    if verdicts:
+        text += "\n\n" + claims_table(verdicts)
+    return text + "\n\n" + summary_line(figures, verdicts)
 
 
-def summary_line(figures: list[Figure]) -> str:
+def summary_line(figures: list[Figure], verdicts: list[Verdict] | None = None) -> str:
     scored = [f for f in figures if f.ok is not None]
     ok = sum(1 for f in scored if f.ok)
     rel = [abs(f.error) for f in scored if f.error_kind == "relative" and f.error is not None]
@@ -348,6 +385,9 @@ def summary_line(figures: list[Figure]) -> str:
         parts.append(f"median |error| {100 * statistics.median(rel):.1f}% over {len(rel)} relative figures")
     if pts:
         parts.append(f"median |error| {statistics.median(pts):.1f} points over {len(pts)} CPU figures")
+    judged = [v for v in verdicts or [] if v.simulated is not None]
+    if judged:
+        parts.append(f"{sum(1 for v in judged if v.simulated)}/{len(judged)} shape claims hold")
     preds = sum(1 for f in figures if f.ok is None)
     if preds:
         parts.append(f"{preds} blind predictions")

@@ -1,0 +1,95 @@
+"""Shape claims (sim/shapes.py): each kind by hand, every claim true of its published table, bad
+claims refused with their key path, and the scoreboard's verdicts from simulated figures."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from sim import experiments as ex
+from sim.config import ConfigError, Source, build, read_yaml
+from sim.result import Result
+from sim.shapes import ClaimSpec, holds
+
+
+@pytest.mark.parametrize("kind, series, tol, want", [
+    ("rising", [[1, 2, 3]], 0, True),
+    ("rising", [[1, 3, 3]], 0, False),                 # a step that does not rise
+    ("falling", [[3, 2, 1]], 0, True),
+    ("falling", [[6, 4, 3], [2, 2, 1]], 0, False),     # the ratio: 3, 2, 3
+    ("falling", [[6, 4, 3], [2, 2, 2]], 0, True),      # the ratio: 3, 2, 1.5
+    ("rising", [[2, 4, 9], [2, 2, 3]], 0, True),       # the ratio: 1, 2, 3
+    ("flat", [[95, 100, 105]], 0.05, True),            # mean 100: each within 5%
+    ("flat", [[90, 100, 110]], 0.05, False),
+    ("close", [[103, 97], [100, 100]], 0.03, True),
+    ("close", [[104, 100], [100, 100]], 0.03, False),
+    ("above", [[5, 6], [4, 5], [1, 5.5]], 0, True),
+    ("above", [[5, 6], [4, 6]], 0, False),             # a tie is not above
+    ("rising", [[1, None, 3]], 0, None),               # a missing figure (out of memory): no verdict
+    ("close", [[1.0], [float("nan")]], 0.1, None),
+])
+def test_each_kind_by_hand(kind, series, tol, want):
+    assert holds(kind, series, tol) is want
+
+
+def test_every_claim_holds_on_its_published_table():
+    """A claim is what the published table shows: checked on the copied values."""
+    n = 0
+    for eid, path in ex.experiment_paths().items():
+        exp = ex.load_experiment(path)
+        for v in ex.check_claims(exp, []):
+            n += 1
+            assert v.published is True, (eid, v.claim)
+            assert v.simulated is None      # no simulated figure given
+    assert n >= 16
+
+
+def _veritas_with(claim: dict):
+    data = read_yaml(ex.experiment_paths()["veritas.io_config_by_sga"])
+    data["claims"] = [claim]
+    return build(ex.ExperimentSpec, data, Source("x.yaml"))
+
+
+@pytest.mark.parametrize("claim, where", [
+    ({"claim": "c", "kind": "close", "series": ["raw {}"], "points": ["100MB"], "tolerance": "5%"}, "claims[0].series"),
+    ({"claim": "c", "kind": "flat", "series": ["raw {}"], "points": ["100MB"]}, "claims[0].points"),
+    ({"claim": "c", "kind": "rising", "series": ["raw {}"], "points": ["100MB", "3GB"]}, "claims[0].series"),
+    ({"claim": "c", "kind": "flat", "series": ["raw {}"], "points": ["100MB", "1GB"], "tolerance": "5"},
+     "claims[0].tolerance"),
+    ({"claim": "c", "kind": "steady", "series": ["raw {}"], "points": ["100MB", "1GB"]}, "claims[0].kind"),
+    ({"claim": "c", "kind": "rising", "series": ["raw {}"], "points": ["100MB", "1GB"], "metric": "iops"},
+     "claims[0].metric"),
+])
+def test_a_bad_claim_is_refused_naming_its_key(claim, where):
+    with pytest.raises(ConfigError) as e:
+        _veritas_with(claim)
+    assert where in str(e.value)
+
+
+def test_the_scoreboard_gives_each_claim_on_the_simulated_figures():
+    exp = _veritas_with({"claim": "raw rises", "kind": "rising", "series": ["raw {}"],
+                         "points": ["100MB", "500MB", "1GB"]})
+    rows = [r for r in exp.rows if r.label in ("raw 100MB", "raw 500MB", "raw 1GB")]
+    exp = dataclasses.replace(exp, rows=tuple(rows))
+
+    def board(tpms):
+        results = {(exp.id, r.label): [Result(r.label, "p", "tpcc", {}, tpm=t)] for r, t in zip(rows, tpms)}
+        figures = ex.score(exp, results)
+        verdicts = ex.check_claims(exp, figures)
+        return verdicts, ex.scoreboard(figures, verdicts)
+
+    (v,), text = board([2000.0, 4000.0, 5000.0])
+    assert (v.published, v.simulated) == (True, True)
+    assert "Shape claims" in text and "1/1 shape claims hold" in text
+    (v,), text = board([2000.0, 4000.0, 3000.0])
+    assert v.simulated is False and "0/1 shape claims hold" in text
+
+
+def test_a_claim_over_rows_not_run_is_left_out():
+    """--quick runs a few rows of the veritas table: its claims span rows that did not run."""
+    (exp,) = ex.select(["veritas.io_config_by_sga"], quick=True)
+    assert 0 < len(exp.rows) < 35 and exp.claims
+    assert ex.check_claims(exp, []) == []
+    figures = [ex.Figure(exp.id, exp.rows[0].label, "tpm", "TPM", 1.0, 1.0, 0.0, "relative", True)]
+    assert "shape claims" not in ex.summary_line(figures, [])
