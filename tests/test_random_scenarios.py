@@ -1,0 +1,114 @@
+"""Random scenarios, short runs: whatever a user combines, oltpsim either refuses it with an
+OltpsimError (a message naming the setting) or runs it to a result whose figures are sane
+(utilisations within 0-100%, vmstat's columns adding to 100, TPM or elapsed time positive and
+finite). An exception of any other kind is a bug (a random run found CALIBRATE_IO failing on
+every disk volume this way). Derandomized: the same examples in every run of the suite."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import event, given, settings, strategies as st
+
+from sim import scenario
+from sim.config import OltpsimError
+from sim.hardware.profile import load_profile, profile_names
+from sim.run import run
+
+FILESYSTEMS = ["raw", "quick_io", "cached_quick_io", "vxfs_buffered", "vxfs_direct", "ufs_buffered", "ufs_direct",
+               "linux_buffered"]
+STEADY = {"run.max_time": "2 s", "run.warmup": "0.5 s", "run.batch": "0.5 s", "run.min_batches": 2}
+BATCH = {"run.max_time": "20 s"}    # a batch job reads only run.seed and run.max_time
+
+
+def _maybe(draw, p: dict, key: str, values: list) -> None:
+    if draw(st.booleans()):
+        p[key] = draw(st.sampled_from(values))
+
+
+@st.composite
+def tpcc(draw) -> tuple[str, str, dict]:
+    p = {"users": draw(st.sampled_from([1, 3, 16, 64, 400])),
+         "think_time": draw(st.sampled_from(["0 s", "20 ms", "2 s"])), "keying_time": "0 s"}
+    _maybe(draw, p, "warehouses", [1, 7, 60])
+    _maybe(draw, p, "sessions", [1, 8])
+    _maybe(draw, p, "users_on_host", [True])
+    if draw(st.booleans()):
+        p["database.db_cache"] = draw(st.sampled_from(["2 MB", "64 MB", "1 GB"]))
+        _maybe(draw, p, "os.filesystem", FILESYSTEMS)
+        _maybe(draw, p, "database.disk_asynch_io", [True, False])
+        _maybe(draw, p, "database.dbwr_io_slaves", [1, 20])
+        _maybe(draw, p, "database.dbwr_max_writes", [1, 8])
+        _maybe(draw, p, "database.redo_log_size", ["2 MB", "200 MB"])
+        _maybe(draw, p, "database.log_checkpoint_timeout", ["1 s", "1800 s"])
+        _maybe(draw, p, "database.rollback_size", ["20 MB"])
+        _maybe(draw, p, "database.datafile_size", ["500 MB"])
+    _maybe(draw, p, "database.block_size", ["2 KB", "8 KB"])
+    _maybe(draw, p, "os.redo_filesystem", FILESYSTEMS)
+    return draw(st.sampled_from(profile_names())), "tpcc", p
+
+
+@st.composite
+def batch_or_io(draw) -> tuple[str, str, dict]:
+    profile = draw(st.sampled_from(profile_names()))
+    device = st.sampled_from(load_profile(profile).storage.device_names())
+    workload = draw(st.sampled_from(["slob", "calibrate_io", "create_index", "ctas", "rman", "sqlldr"]))
+    if workload == "slob":
+        p = {"sessions": draw(st.sampled_from([1, 24])), "schema_size": "5 GB", "device": draw(device),
+             "read_path": draw(st.sampled_from(["sga", "direct"]))}
+    elif workload == "calibrate_io":
+        p = {"num_physical_disks": draw(st.sampled_from([1, 8])), "database_size": "5 GB", "device": draw(device),
+             "level_time": "0.1 s"}
+    elif workload in ("create_index", "ctas"):
+        dev = ("table_device", "index_device") if workload == "create_index" else ("source_device", "target_device")
+        p = {"table_size": "200 MB", dev[0]: draw(device), dev[1]: draw(device)}
+        _maybe(draw, p, "dop", [1, 8])
+    elif workload == "rman":
+        p = {"channels": draw(st.sampled_from([1, 4])), "datafiles_mb": [50.0, 120.0],
+             "datafile_device": draw(device), "backup_device": draw(device)}
+        _maybe(draw, p, "section_size", ["32 MB"])
+    else:
+        p = {"data_size": "100 MB", "direct": draw(st.booleans()), "input_device": draw(device),
+             "table_device": draw(device)}
+    return profile, workload, p
+
+
+def _sane(res) -> None:
+    assert res.status in ("ok", "timeout", "out_of_memory"), res.status
+    if res.status == "out_of_memory":
+        return
+    idle, usr, sys_ = res.cpu
+    assert min(res.cpu) >= -1e-9 and idle + usr + sys_ == pytest.approx(100.0, abs=0.5)
+    assert res.run_queue >= 0
+    for name, dev in res.devices.items():
+        assert -1e-9 <= dev["util_pct"] <= 100.0 + 1e-6, (name, dev)
+    if res.tpm is not None:
+        assert res.tpm >= 0 and math.isfinite(res.tpm)
+    if res.elapsed is not None:
+        assert res.elapsed > 0 and math.isfinite(res.elapsed)
+
+
+def _run_or_refuse(profile: str, workload: str, params: dict) -> None:
+    short = STEADY if workload in ("tpcc", "slob") else BATCH
+    try:
+        sc = scenario.load(None, {**params, **short}, profile=profile, workload=workload)
+    except OltpsimError as e:
+        assert str(e).strip()
+        event("refused")
+        return
+    res = run(sc)
+    event(f"{workload}: {res.status}")
+    _sane(res)
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(tpcc())
+def test_any_tpcc_scenario_is_refused_clearly_or_runs_to_a_sane_result(case):
+    _run_or_refuse(*case)
+
+
+@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@given(batch_or_io())
+def test_any_batch_or_io_scenario_is_refused_clearly_or_runs_to_a_sane_result(case):
+    _run_or_refuse(*case)
