@@ -296,7 +296,7 @@ def check_claims(exp: ExperimentSpec, figures: list[Figure]) -> list[Verdict]:
         published = {r.label: r.published.get(metric) for r in exp.rows}
         simulated = {f.row: f.simulated for f in figures if f.experiment == exp.id and f.metric == metric
                      and f.status == "ok" and isinstance(f.simulated, (int, float))}
-        out.append(verdict(exp.id, claim, metric, published, simulated))
+        out.append(verdict(exp.id, claim, published, simulated))
     return out
 
 
