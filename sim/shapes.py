@@ -4,7 +4,8 @@ figures and on the simulated ones.
 A table is more than its cells: "Quick I/O runs within a few per cent of raw", "the gain of
 Cached Quick I/O shrinks as the SGA grows", "UFS buffered is flat". An experiment states such a
 claim over series of its rows (a row label with "{}" where the series' point goes, e.g.
-"raw {}" over 100MB..2.5GB) and one of five kinds:
+"raw {}" over 100MB..2.5GB; without points, each series is the one row it names) and one of
+five kinds:
 
 - rising / falling: every step up (down) along the points, of one series or of the ratio of two;
 - flat: every point within `tolerance` of the series' mean;
@@ -33,7 +34,8 @@ class ClaimSpec:
     claim: str = param("the claim in words, as the source makes it or its table shows it")
     kind: str = param("rising, falling, flat, close or above", choices=KINDS)
     series: tuple[str, ...] = param('row labels with "{}" where the point goes, e.g. "raw {}"')
-    points: tuple[str, ...] = param('what "{}" takes, in order along the series')
+    points: tuple[str, ...] = param('what "{}" takes, in order along the series (omit: each series is one row '
+                                    'label)', default=())
     metric: str | None = param("the metric compared (omit: the experiment's first)", default=None)
     tolerance: str = param('"5%": how far a point of a flat series may be from its mean, or a close '
                            'series from the other', default="0%")
@@ -45,6 +47,8 @@ class ClaimSpec:
         return float(t[:-1]) / 100.0
 
     def labels(self) -> list[list[str]]:
+        if not self.points:
+            return [[s] for s in self.series]
         return [[s.replace("{}", p) for p in self.points] for s in self.series]
 
     def check(self, src: Source) -> None:
@@ -54,6 +58,10 @@ class ClaimSpec:
             raise src.at("series").bad(list(self.series), f"{want} series for a '{self.kind}' claim")
         if len(self.points) < 2 and self.kind in ("rising", "falling", "flat"):
             raise src.at("points").bad(list(self.points), "at least two points along the series")
+        for s in self.series:
+            if ("{}" in s) != bool(self.points):
+                raise src.at("series").bad(s, 'a label with "{}" where each point goes' if self.points
+                                           else 'a row label (no "{}": there are no points)')
         try:
             self.fraction()
         except ValueError:

@@ -60,6 +60,8 @@ def _veritas_with(claim: dict):
     ({"claim": "c", "kind": "steady", "series": ["raw {}"], "points": ["100MB", "1GB"]}, "claims[0].kind"),
     ({"claim": "c", "kind": "rising", "series": ["raw {}"], "points": ["100MB", "1GB"], "metric": "iops"},
      "claims[0].metric"),
+    ({"claim": "c", "kind": "close", "series": ["raw 1GB", "raw {}"], "points": ["2GB"]}, "claims[0].series"),
+    ({"claim": "c", "kind": "close", "series": ["raw {}", "quick_io {}"]}, "claims[0].series"),
 ])
 def test_a_bad_claim_is_refused_naming_its_key(claim, where):
     with pytest.raises(ConfigError) as e:
@@ -93,3 +95,18 @@ def test_a_claim_over_rows_not_run_is_left_out():
     assert ex.check_claims(exp, []) == []
     figures = [ex.Figure(exp.id, exp.rows[0].label, "tpm", "TPM", 1.0, 1.0, 0.0, "relative", True)]
     assert "shape claims" not in ex.summary_line(figures, [])
+
+
+def test_a_claim_without_points_compares_the_rows_it_names():
+    """tseries.rman: 4 channels within 2% of 3 (the largest file bounds the backup)."""
+    (exp,) = ex.select(["tseries.rman"])
+    (claim,) = [c for c in exp.claims if not c.points]
+    assert claim.labels() == [["4 channels"], ["3 channels"]]
+
+    def close(four, three):
+        elapsed = {"3 channels": three, "4 channels": four}
+        results = {(exp.id, r.label): [Result(r.label, "p", "rman", {}, elapsed=elapsed.get(r.label, 5000.0))]
+                   for r in exp.rows}
+        (v,) = [v for v in ex.check_claims(exp, ex.score(exp, results)) if v.claim == claim.claim]
+        return v.simulated
+    assert close(3519.0, 3500.0) is True and close(3600.0, 3500.0) is False
