@@ -303,7 +303,8 @@ def check_claims(exp: ExperimentSpec, figures: list[Figure]) -> list[Verdict]:
 def claims_table(verdicts: list[Verdict]) -> str:
     """The shape claims, published beside simulated."""
     word = {True: "yes", False: "NO", None: "n/a"}
-    rows = [[v.experiment, v.claim, word[v.published], word[v.simulated]] for v in verdicts]
+    rows = [[v.experiment, v.claim, "withheld" if v.published is None else word[v.published], word[v.simulated]]
+            for v in verdicts]
     return "Shape claims\n" + table(["experiment", "claim", "published", "simulated"], rows, "llll")
 
 
