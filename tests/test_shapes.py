@@ -26,11 +26,22 @@ from sim.shapes import ClaimSpec, holds
     ("close", [[104, 100], [100, 100]], 0.03, False),
     ("above", [[5, 6], [4, 5], [1, 5.5]], 0, True),
     ("above", [[5, 6], [4, 6]], 0, False),             # a tie is not above
+    ("falling", [[3, 3, 1]], 0, False),                # a flat step is not a fall
+    ("falling", [[1.0, 1.5]], 0, False),               # nor is a rise smaller than 1
+    ("rising", [[1.0, 1.5, 1.7]], 0, True),            # rises smaller than 1 are rises
+    ("above", [[5], [4], [6]], 0, False),              # above the lowest other is not above all
     ("rising", [[1, None, 3]], 0, None),               # a missing figure (out of memory): no verdict
     ("close", [[1.0], [float("nan")]], 0.1, None),
 ])
 def test_each_kind_by_hand(kind, series, tol, want):
     assert holds(kind, series, tol) is want
+
+
+def test_tolerance_is_a_percentage_and_exact_at_its_edge():
+    claim = ClaimSpec(claim="c", kind="close", series=("a {}", "b {}"), points=("1",), tolerance="12.5%")
+    assert claim.fraction() == pytest.approx(0.125)
+    assert holds("close", [[105.0], [100.0]], 0.05) is True      # |a/b - 1| = 5%: within 5%
+    assert holds("close", [[100.0], [100.0]]) is True and holds("close", [[100.1], [100.0]]) is False  # default 0
 
 
 def test_every_claim_holds_on_its_published_table():
@@ -67,6 +78,16 @@ def _veritas_with(claim: dict):
     ({"claim": "c", "kind": "rising", "series": ["raw {}"], "points": ["100MB", "1GB"], "metric": "iops"},
      "claims[0].metric"),
     ({"claim": "c", "kind": "close", "series": ["raw 1GB", "raw {}"], "points": ["2GB"]}, "claims[0].series"),
+    ({"claim": "c", "kind": "rising", "series": ["raw {}", "quick_io {}", "ufs_direct {}"], "points": ["100MB", "1GB"]},
+     "claims[0].series"),
+    ({"claim": "c", "kind": "flat", "series": ["raw {}", "quick_io {}"], "points": ["100MB", "1GB"]},
+     "claims[0].series"),
+    ({"claim": "c", "kind": "above", "series": ["raw {}"], "points": ["100MB"]}, "claims[0].series"),
+    ({"claim": "c", "kind": "falling", "series": ["raw {}", "quick_io {}", "ufs_direct {}"], "points": ["100MB", "1GB"]},
+     "claims[0].series"),
+    ({"claim": "c", "kind": "flat", "series": [], "points": ["100MB", "1GB"]}, "claims[0].series"),
+    ({"claim": "c", "kind": "close", "series": ["raw {}", "quick_io {}"], "points": ["1GB"], "tolerance": "50"},
+     "claims[0].tolerance"),
     ({"claim": "c", "kind": "close", "series": ["raw {}", "quick_io {}"]}, "claims[0].series"),
 ])
 def test_a_bad_claim_is_refused_naming_its_key(claim, where):
@@ -116,3 +137,21 @@ def test_a_claim_without_points_compares_the_rows_it_names():
         (v,) = [v for v in ex.check_claims(exp, ex.score(exp, results)) if v.claim == claim.claim]
         return v.simulated
     assert close(3519.0, 3500.0) is True and close(3600.0, 3500.0) is False
+
+
+def test_the_messages_say_how_many_series_a_kind_takes():
+    with pytest.raises(ConfigError, match=r"expected 2 series for a 'close' claim"):
+        _veritas_with({"claim": "c", "kind": "close", "series": ["raw {}"], "points": ["1GB"]})
+    with pytest.raises(ConfigError, match=r"expected 1 or 2 series for a 'rising' claim"):
+        _veritas_with({"claim": "c", "kind": "rising", "series": ["raw {}", "raw {}", "raw {}"], "points": ["1GB", "2GB"]})
+    with pytest.raises(ConfigError, match=r"expected at least 2 series for a 'above' claim"):
+        _veritas_with({"claim": "c", "kind": "above", "series": ["raw {}"], "points": ["1GB"]})
+
+
+def test_a_claim_on_a_metric_its_row_does_not_publish_is_refused():
+    """haswell.calibrate_io_small_array: the FOO row publishes only its change from the first row."""
+    data = read_yaml(ex.experiment_paths()["haswell.calibrate_io_small_array"])
+    data["claims"] = [{"claim": "c", "kind": "above", "metric": "iops",
+                       "series": ["+ 1 TB tablespace FOO", "existing tablespaces"]}]
+    with pytest.raises(ConfigError, match=r"claims\[0\]\.metric: got 'iops'; expected a metric published for row"):
+        build(ex.ExperimentSpec, data, Source("x.yaml"))
