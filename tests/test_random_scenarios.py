@@ -1,8 +1,9 @@
 """Random scenarios, short runs: whatever a user combines, oltpsim either refuses it with an
 OltpsimError (a message naming the setting) or runs it to a result whose figures are sane
 (utilisations within 0-100%, vmstat's columns adding to 100, TPM or elapsed time positive and
-finite). An exception of any other kind is a bug (a random run found CALIBRATE_IO failing on
-every disk volume this way). Derandomized: the same examples in every run of the suite."""
+finite) and whose text report and pandas row render. An exception of any other kind is a bug
+(a random run found CALIBRATE_IO failing on every disk volume this way). Derandomized: the same
+examples in every run of the suite."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import math
 import pytest
 from hypothesis import event, given, settings, strategies as st
 
-from sim import scenario
+from sim import report, scenario
 from sim.config import OltpsimError
 from sim.hardware.profile import load_profile, profile_names
 from sim.run import run
@@ -100,6 +101,8 @@ def _run_or_refuse(profile: str, workload: str, params: dict) -> None:
     res = run(sc)
     event(f"{workload}: {res.status}")
     _sane(res)
+    assert report.full(res).startswith("==")          # the text report and the pandas row render too
+    assert len(res.to_frame()) == 1
 
 
 @settings(max_examples=60, deadline=None, database=None, derandomize=True)
