@@ -206,3 +206,46 @@ def test_flash_floor_keeps_mean_and_ceiling_and_refuses_a_floor_above_the_mean()
         build(FlashArraySpec, {"bricks": 1, "iops_per_brick": "1000 IOPS", "bandwidth_per_brick": "1 Gb/s",
                                "service_time": "0.25 ms", "service_floor": "0.3 ms", "fabric_latency": "50 us",
                                "fabric_bandwidth": "1 Gb/s", "capacity": "1 TB"}, Source("array.yaml"))
+
+
+class _UnitRng:
+    """Every service draw at its mean (unit exponential = 1), every I/O to brick 0."""
+
+    def exponential(self, scale, size):
+        return np.full(size, scale)
+
+    def integers(self, lo, hi, size):
+        return np.zeros(size, dtype=np.int64)
+
+
+def test_brick_channels_by_hand_and_iostat_service_time():
+    """One brick of 2 channels (2000 IOPS x 1 ms), services at their 1-ms mean: 3 reads of 1 MB at
+    t=0, two served at once, the third queued until 1 ms. The brick's ports (1 GB/s: 1.048576 ms a
+    MB) carry the first two one after the other from 1 ms, the third from the end of the second,
+    then 50 us of round trip. iostat's service time is the flash service alone (1 ms); the response
+    adds the queue and the transfer. A ceiling x service below one channel still gives the brick
+    one channel (it never serves nothing), and exactly one gives one, not two."""
+    env = simpy.Environment()
+    spec = FlashArraySpec(bricks=1, iops_per_brick=2000.0, bandwidth_per_brick=1e9, service_time=1e-3,
+                          fabric_latency=50e-6, fabric_bandwidth=1e12, capacity=1e12)
+    arr = FlashArray(env, "a", spec, _UnitRng())
+    assert arr.channels_per_brick == 2
+    done = {}
+    for k in range(3):
+        arr.submit("read", 2**20).callbacks.append(lambda _e, k=k: done.__setitem__(k, env.now))
+    env.run()
+    mb = 2**20 / 1e9
+    fabric = 2**20 / 1e12
+    assert done[0] == pytest.approx(1e-3 + max(mb, fabric) + 50e-6)
+    assert done[1] == pytest.approx(1e-3 + 2 * mb + 50e-6)
+    assert done[2] == pytest.approx(1e-3 + 3 * mb + 50e-6)     # served 1-2 ms, its port free at 1 + 2 mb ms
+    assert arr.ios == 3 and arr.service.n == 3 and arr.service.mean == pytest.approx(1e-3)
+    assert arr.response.mean == pytest.approx(sum(done.values()) / 3)
+    def brick(iops):
+        return FlashArray(env, "a", FlashArraySpec(bricks=1, iops_per_brick=iops, bandwidth_per_brick=1e9,
+                                                   service_time=1e-3, fabric_latency=0.0, fabric_bandwidth=1e12,
+                                                   capacity=1e12), _UnitRng())
+    assert [brick(iops).channels_per_brick for iops in (400.0, 1000.0, 1600.0)] == [1, 1, 2]
+    start = env.now
+    env.run(brick(400.0).submit("read", 8192))
+    assert env.now - start == pytest.approx(1e-3 + 8192 / 1e9)
