@@ -287,3 +287,60 @@ def test_checkpoint_writes_reach_dbwr_as_checkpoint_queue_buffers_and_evicted_on
     assert any(ck for _, _, ck in drawn) and any(not ck for _, _, ck in drawn)
     io.set_dirty({})
     assert io.dirty_parts == plain
+
+
+def test_a_write_that_fills_the_log_exactly_stays_in_it_and_the_next_byte_switches():
+    """Logs of 100 bytes: writes of 60 then 40 bytes fill the first log exactly (no switch), one
+    byte more switches, 99 fill the second exactly, one more switches: 2 switches, marking the
+    blocks dirtied when the writes that found the log full came (the 3rd and 5th). A first write
+    larger than a log goes into the empty log (no switch before it); the next write switches."""
+    env = simpy.Environment()
+    dbwr = _Dbwr(env, 0.1)
+    gate = LogSwitchCheckpoints(env, dbwr, 100.0, 10, WaitEvents())
+    seen = []
+    for k, nbytes in enumerate((60.0, 40.0, 1.0, 99.0, 1.0), start=1):
+        dbwr.dirtied_total = k
+        assert list(gate.before_write(nbytes)) == []          # never-used logs: no wait
+        seen.append((gate.switches, gate.used))
+    assert seen == [(0, 60.0), (0, 100.0), (1, 1.0), (1, 100.0), (2, 1.0)]
+    assert list(gate.marks) == [3, 5]
+    big = LogSwitchCheckpoints(env, dbwr, 100.0, 10, WaitEvents())
+    list(big.before_write(150.0))
+    assert (big.switches, big.used) == (0, 150.0)
+    list(big.before_write(10.0))
+    assert (big.switches, big.used) == (1, 10.0)
+
+
+def test_a_switch_waits_only_while_the_checkpoint_is_incomplete_and_books_the_stall_from_its_start():
+    """Two 100-byte logs, one 100-byte write a second, 10 blocks dirtied before each, DBWR writing a
+    block each 0.1 s only while LGWR waits: the write at t=2 switches back to the first log, whose
+    checkpoint (20 blocks) takes 2 s: a 2-s wait from t=2 to t=4. At t=5 DBWR has (as if in the
+    background) written all 30 blocks the next checkpoint needs: that switch does not wait and books
+    no wait; at t=6 the checkpoint of 40 blocks is 10 short: 1 s."""
+    env = simpy.Environment()
+    dbwr, waits = _Dbwr(env, 0.1), WaitEvents()
+    gate = LogSwitchCheckpoints(env, dbwr, 100.0, 2, waits)
+    ends = []
+
+    def lgwr():
+        for k in range(5):
+            if k == 3:
+                dbwr.written_total = 30
+            dbwr.dirtied_total += 10
+            yield from gate.before_write(100.0)
+            ends.append(round(env.now, 9))
+            yield env.timeout(1.0)
+    env.process(lgwr())
+    env.run()
+    assert ends == [0.0, 1.0, 4.0, 5.0, 7.0]
+    stat = waits.events["log file switch (checkpoint incomplete)"]
+    assert (stat.waits, stat.time) == (2, pytest.approx(3.0))
+
+
+def test_the_timeout_paces_at_any_positive_throughput():
+    """One transaction a second with a 2-s timeout: it spans 2 transactions (not 'no throughput')."""
+    seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
+    cache = BufferCache([seg], 10.0)
+    ck = CachedBlockCheckpoints(cache, None, 10.0, 2.0)
+    assert ck.at_throughput(1.0)["t"] == pytest.approx(cache.timeout_writes(2.0)["t"])
+    assert ck.at_throughput(0.5)["t"] == pytest.approx(cache.timeout_writes(1.0)["t"])

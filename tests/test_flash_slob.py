@@ -9,7 +9,7 @@ import simpy
 from sim import scenario
 from sim.analytic import mmc_wait, repairman
 from sim.config import ConfigError, Source, build
-from sim.db.latches import LatchFamily, line_transfer
+from sim.db.latches import LatchFamily, LatchStats, cbc_children, line_transfer, lru_children
 from sim.hardware.cpu import rate_table
 from sim.hardware.flash import FlashArray
 from sim.hardware.profile import FlashArraySpec, load_profile
@@ -224,3 +224,117 @@ def test_calibrate_io_on_a_disk_volume_times_its_reads_and_obeys_littles_law():
         if lv["in_flight"] <= 16:       # one read per process (16 CPUs)
             assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.1)
     assert r.extra["iops"] == max(lv["iops"] for lv in levels if lv["latency_ms"] <= 20.0)
+
+
+class _UnitRng:
+    """Every service draw at its mean (unit exponential = 1), every I/O to brick 0."""
+
+    def exponential(self, scale, size):
+        return np.full(size, scale)
+
+    def integers(self, lo, hi, size):
+        return np.zeros(size, dtype=np.int64)
+
+
+def test_brick_channels_by_hand_and_iostat_service_time():
+    """One brick of 2 channels (2000 IOPS x 1 ms), services at their 1-ms mean: 3 reads of 1 MB at
+    t=0, two served at once, the third queued until 1 ms. The brick's ports (1 GB/s: 1.048576 ms a
+    MB) carry the first two one after the other from 1 ms, the third from the end of the second,
+    then 50 us of round trip. iostat's service time is the flash service alone (1 ms); the response
+    adds the queue and the transfer. A ceiling x service below one channel still gives the brick
+    one channel (it never serves nothing), and exactly one gives one, not two."""
+    env = simpy.Environment()
+    spec = FlashArraySpec(bricks=1, iops_per_brick=2000.0, bandwidth_per_brick=1e9, service_time=1e-3,
+                          fabric_latency=50e-6, fabric_bandwidth=1e12, capacity=1e12)
+    arr = FlashArray(env, "a", spec, _UnitRng())
+    assert arr.channels_per_brick == 2
+    done = {}
+    for k in range(3):
+        arr.submit("read", 2**20).callbacks.append(lambda _e, k=k: done.__setitem__(k, env.now))
+    env.run()
+    mb = 2**20 / 1e9
+    fabric = 2**20 / 1e12
+    assert done[0] == pytest.approx(1e-3 + max(mb, fabric) + 50e-6)
+    assert done[1] == pytest.approx(1e-3 + 2 * mb + 50e-6)
+    assert done[2] == pytest.approx(1e-3 + 3 * mb + 50e-6)     # served 1-2 ms, its port free at 1 + 2 mb ms
+    assert arr.ios == 3 and arr.service.n == 3 and arr.service.mean == pytest.approx(1e-3)
+    assert arr.response.mean == pytest.approx(sum(done.values()) / 3)
+    def brick(iops):
+        return FlashArray(env, "a", FlashArraySpec(bricks=1, iops_per_brick=iops, bandwidth_per_brick=1e9,
+                                                   service_time=1e-3, fabric_latency=0.0, fabric_bandwidth=1e12,
+                                                   capacity=1e12), _UnitRng())
+    assert [brick(iops).channels_per_brick for iops in (400.0, 1000.0, 1600.0)] == [1, 1, 2]
+    start = env.now
+    env.run(brick(400.0).submit("read", 8192))
+    assert env.now - start == pytest.approx(1e-3 + 8192 / 1e9)
+
+
+class _Alternate:
+    """integers(): children 0, 1, 0, 1, ... in the order get() takes them (it pops from the end)."""
+
+    def integers(self, lo, hi, size):
+        return np.array([k % 2 for k in range(size)][::-1])
+
+
+def test_latch_gets_by_hand_spin_then_sleep_and_the_counters():
+    """One child, hold 1, spin 0.5, wake-up 2 (time units): three gets at t=0 find it free, then held
+    1 and 2 more: the first is immediate, the others spin 0.5 and sleep the rest plus the wake-up
+    (1 - 0.5 + 2, 2 - 0.5 + 2). At 2.5 the child is free at 3: a 0.5 wait, spun whole (a wait equal
+    to the spin time spins). At 5 and at 6 (when the previous get frees it exactly) no wait."""
+    env = simpy.Environment()
+    latch = LatchFamily(env, "cache buffers chains", 1, 1.0, spin_time=0.5, rng=None, wakeup=2.0)
+    assert latch.event == "latch: cache buffers chains"
+    got = [latch.get() for _ in range(3)]
+    env.run(until=2.5)
+    got.append(latch.get())
+    env.run(until=5.0)
+    got.append(latch.get())
+    env.run(until=6.0)
+    got.append(latch.get())
+    assert got == [(0.0, 0.0), (0.5, 2.5), (0.5, 3.5), (0.5, 0.0), (0.0, 0.0), (0.0, 0.0)]
+    st = latch.stats
+    assert (st.gets, st.misses, st.sleeps, st.spin_time, st.sleep_time) == (6, 3, 2, 1.5, 6.0)
+    assert latch.utilisation(12.0) == pytest.approx(6 * 1.0 / 12.0) and latch.utilisation(0.0) == 0.0
+    latch.reset_stats()
+    assert latch.stats == LatchStats()
+
+
+def test_latch_children_each_serve_their_own_gets():
+    """Two children, gets alternating between them: two gets at t=0 both find their child free, the
+    next two wait one hold each (not two: 1 - 0 spun 0.5, then asleep); utilisation is per child."""
+    env = simpy.Environment()
+    latch = LatchFamily(env, "cbc", 2, 1.0, spin_time=0.5, rng=_Alternate(), wakeup=0.0)
+    got = [latch.get() for _ in range(4)]
+    assert got == [(0.0, 0.0), (0.0, 0.0), (0.5, 0.5), (0.5, 0.5)]
+    assert latch.utilisation(4.0) == pytest.approx(4 * 1.0 / (2 * 4.0))
+    short = LatchFamily(env, "lru", 1, 0.25, spin_time=0.0, rng=None)
+    short.get(), short.get()
+    assert short.utilisation(0.8) == pytest.approx(2 * 0.25 / 0.8)      # rho over a span under 1 s too
+
+
+def test_latch_gets_spread_uniformly_over_the_children():
+    """4,000 gets at one instant on 4 children (the 64 of a 1,000-buffer cache, CBC rule, work too):
+    each child is then held for its own gets back to back, about 1,000 holds each (within 4 sigma)."""
+    env = simpy.Environment()
+    assert len(LatchFamily(env, "cbc", cbc_children(1000), 1.0, 0.5, rng=np.random.default_rng(1)).free_at) == 64
+    latch = LatchFamily(env, "cbc", 4, 1.0, spin_time=0.5, rng=np.random.default_rng(5))
+    for _ in range(4000):
+        latch.get()
+    assert sum(latch.free_at) == pytest.approx(4000.0)
+    assert all(abs(f - 1000.0) < 4 * np.sqrt(4000 * 0.25 * 0.75) for f in latch.free_at)
+
+
+def test_latch_children_counts_and_bad_input():
+    """CBC: hash buckets the power of two at or above 2 x buffers, one child per 32, at least one;
+    LRU: cpu_count / 2, at least one; one socket pulls no remote lines, a machine without a remote
+    latency pays the local one; a latch without children, with a negative hold or spin is refused."""
+    assert [cbc_children(b) for b in (0, 8, 16, 32, 1000, 1024, 1025)] == [1, 1, 1, 2, 64, 64, 128]
+    assert [lru_children(c) for c in (1, 2, 3, 8)] == [1, 1, 1, 4]
+    assert line_transfer(1, None, 85e-9) == 0.0
+    assert line_transfer(2, None, 80e-9) == pytest.approx(40e-9)
+    assert line_transfer(4, 100e-9, 80e-9) == pytest.approx(75e-9)
+    env = simpy.Environment()
+    for children, hold, spin in ((0, 1.0, 1.0), (1, -1.0, 1.0), (1, 1.0, -1.0)):
+        with pytest.raises(ValueError, match="need children >= 1, hold >= 0, spin_time >= 0"):
+            LatchFamily(env, "x", children, hold, spin, rng=None)
+    LatchFamily(env, "x", 1, 0.0, 0.0, rng=None)          # zero hold and spin are legal

@@ -265,6 +265,20 @@ def test_each_segment_gets_its_own_consecutive_files_as_many_as_its_size_needs()
     assert sum(n for _, n in grown.ranges.values()) <= 3 and all(n >= 1 for _, n in grown.ranges.values())
 
 
+def test_segments_fill_the_files_exactly_and_files_grow_only_as_far_as_needed():
+    """Segments that need every file (3 + 7 of 10) keep their sizes; as many segments as files get one
+    each, an empty segment one too; 30 + 10 MB on four 1-MB files: the files grow in 5% steps to the
+    first size that fits (10.4 MB: 3 + 1 files, all four used, not 2 + 1 at twice the size)."""
+    from sim.db.layout import DatafileLayout
+    mb = 2**20
+    full = DatafileLayout(10, 100 * mb, {"a": 300 * mb, "b": 700 * mb})
+    assert full.ranges == {"a": (0, 3), "b": (3, 7)} and full.of("b") == (3, 7)
+    assert DatafileLayout(3, 100 * mb, {"a": 1.0, "b": 50 * mb, "empty": 0.0}).ranges == \
+        {"a": (0, 1), "b": (1, 1), "empty": (2, 1)}
+    assert DatafileLayout(2, 100 * mb, {"a": 1.0, "b": 1.0, "c": 1.0}).uniform     # more segments than files
+    assert DatafileLayout(4, 1 * mb, {"a": 30 * mb, "b": 10 * mb}).ranges == {"a": (0, 3), "b": (3, 1)}
+
+
 def test_a_read_waits_only_for_writes_to_its_own_files():
     """The single-writer lock is per file: a write to file 0 (1 s) delays a read of file 0
     issued at 0.5 s to 1.0 s, while a read of files 2-3 goes straight to disk."""

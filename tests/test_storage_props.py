@@ -493,3 +493,64 @@ def test_volume_with_no_disks_or_a_bad_queue_is_refused():
     with pytest.raises(ValueError, match="fcfs"):
         Disk(env, "d", FLAT, FixedRng(), queue="sstf")
     assert math.isfinite(_disk(env).rotation)
+
+
+# --- round 4 of mutation testing: where the pieces lie, the ends of the random range ---------
+
+def test_raid5_parity_piece_lies_where_its_rows_data_does_on_the_parity_drive():
+    """The parity of a unit's range sits at the same place on the parity drive as the data on its
+    data drive (row x unit + offset in the unit), so the parity drive's head goes there: an 8 KB
+    write 16 KB into unit 4 (row 1: parity drive 1, data drive 2) leaves both heads at 80 KB; 96 KB
+    from 32 KB into unit 3 (row 1: 32 KB on drive 0, 64 KB on drive 2) updates parity over the union
+    of both units' ranges, [0, 64) KB of row 1 on drive 1, so its head rests at 64 KB."""
+    cap = CURVE.capacity
+    env, disks, vol = _vol("raid5", 4, CURVE)
+    env.run(vol.submit("write", 8 * KB, 4 * 64 * KB + 16 * KB))
+    assert [d.ios for d in disks] == [0, 2, 2, 0]
+    assert disks[1].head == disks[2].head == pytest.approx(80 * KB / cap)
+    env, disks, vol = _vol("raid5", 4, CURVE)
+    env.run(vol.submit("write", 96 * KB, 3 * 64 * KB + 32 * KB))
+    assert [d.bytes for d in disks] == [2 * 32 * KB, 2 * 64 * KB, 2 * 64 * KB, 0.0]
+    assert disks[0].head == pytest.approx(96 * KB / cap)
+    assert disks[1].head == disks[2].head == pytest.approx(64 * KB / cap)
+
+
+def test_raid5_whole_row_write_completes_only_once_its_parity_is_written():
+    """Two drives, a 64 KB write of row 0 (data on drive 1, parity on drive 0, no reads) while drive 0
+    is serving an 8 KB read of row 1: the data is down after one 64 KB service, but the write is
+    done when the parity is, behind the read."""
+    env, disks, vol = _vol("raid5", 2)
+    svc = {b: 5 * MS + 0.25 * ROT + b / (10 * MB) for b in (8 * KB, 64 * KB)}
+    done = _times(env, {"read": vol.submit("read", 8 * KB, 64 * KB), "write": vol.submit("write", 64 * KB, 0.0)})
+    assert [d.ios for d in disks] == [2, 1]
+    assert done["read"] == pytest.approx(svc[8 * KB])
+    assert done["write"] == pytest.approx(svc[8 * KB] + svc[64 * KB])
+
+
+def test_raid5_write_one_byte_past_a_whole_row_is_read_modify_write():
+    """4 drives: row 0 is 192 KB; a write of 192 KB + 1 byte from 0 covers row 0 and one byte of
+    row 1, so it is not a whole-row write: read-modify-write of all of it (the data pieces plus
+    row 0's 64 KB and row 1's 1-byte parity pieces, read and then written)."""
+    env, disks, vol = _vol("raid5", 4)
+    log = _spy(env, disks)
+    env.run(vol.submit("write", 3 * 64 * KB + 1, 0.0))
+    read = sum(b for _d, k, b, _t in log if k == "read")
+    assert read == sum(b for _d, k, b, _t in log if k == "write") == 4 * 64 * KB + 2
+
+
+def test_random_io_takes_every_block_from_the_first_to_the_last():
+    """8 KB stripe units on 4 drives, a volume of 5 blocks: a random 8 KB read drawn at the bottom
+    of the range reads block 0 (drive 0), at the top block 4 (drive 0 again, row 1), just below
+    the top block 3 (drive 3); a read of the whole volume starts at its first byte, every drive's
+    piece at the start of the drive; a zero-byte random I/O (positioning alone) is served."""
+    def read_at(frac, nbytes=8 * KB, size=5 * 8 * KB):
+        env, disks, vol = _vol("stripe", 4, CURVE, su=8 * KB, frac=frac, size=size)
+        env.run(vol.submit("read", nbytes))
+        return disks
+    assert [d.ios for d in read_at(0.0)] == [1, 0, 0, 0]
+    top = read_at(0.999)
+    assert [d.ios for d in top] == [1, 0, 0, 0] and top[0].head == pytest.approx(8 * KB / CURVE.capacity)
+    assert [d.ios for d in read_at(0.799)] == [0, 0, 0, 1]
+    whole = read_at(0.5, nbytes=4 * 8 * KB, size=4 * 8 * KB)
+    assert [d.bytes for d in whole] == [8 * KB] * 4 and [d.head for d in whole] == [0.0] * 4
+    assert sum(d.ios for d in read_at(0.5, nbytes=0.0)) == 1

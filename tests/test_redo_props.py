@@ -1,0 +1,107 @@
+"""LGWR and group commit (sim/db/redo.py) against a hand-worked timeline: a commit posts LGWR and
+waits; LGWR writes the whole log buffer in one sequential write of whole 512-byte redo blocks;
+commits that arrive while a write is in flight go together in the next one. The CPU and the log
+device are stubs with fixed times, so every time below is exact."""
+
+from __future__ import annotations
+
+import pytest
+import simpy
+
+from sim.db.redo import REDO_BLOCK, LogWriter
+
+MS = 1e-3
+CPU = 1 * MS          # LGWR's CPU per write (the stub: 1 ns an instruction, 1e6 instructions)
+WRITE = 4 * MS        # one log write on the stub device, whatever its size
+
+
+class _Cpu:
+    def __init__(self, env):
+        self.env, self.calls = env, []
+
+    def run(self, instructions, sys_share=0.0):
+        self.calls.append((instructions, sys_share))
+        return self.env.timeout(instructions * 1e-9)
+
+
+class _LogDevice:
+    def __init__(self, env):
+        self.env, self.ios = env, []
+
+    def submit(self, kind, nbytes, sequential=False):
+        self.ios.append((kind, nbytes, sequential, round(self.env.now / MS, 6)))   # ms
+        return self.env.timeout(WRITE)
+
+
+def _lgwr():
+    env = simpy.Environment()
+    cpu, dev = _Cpu(env), _LogDevice(env)
+    return env, cpu, dev, LogWriter(env, cpu, dev, 1e6, 0.7)
+
+
+def _commits(env, lgwr, posts):
+    """Post (time, redo bytes) commits; return each commit's completion time, in ms."""
+    done = {}
+
+    def post(k, at, nbytes):
+        yield env.timeout(at)
+        ev = lgwr.commit(nbytes)
+        ev.callbacks.append(lambda _e: done.__setitem__(k, round(env.now / MS, 6)))
+    for k, (at, nbytes) in enumerate(posts):
+        env.process(post(k, at, nbytes))
+    return done
+
+
+def test_group_commit_timeline_and_whole_redo_blocks():
+    """100 bytes at 0.5 ms: LGWR wakes, 1 ms of CPU, a 512-byte write (one block at least) done at
+    5.5 ms. 600 and 1 bytes at 1 and 3 ms arrive while it is in flight: one write of 601 -> 1024
+    bytes right after, done at 10.5 ms. LGWR then sleeps; 1024 bytes at 20 ms (whole blocks already:
+    not rounded up) done at 25 ms; 513 bytes at 30 ms: 1024, done at 35 ms."""
+    assert REDO_BLOCK == 512
+    env, cpu, dev, lgwr = _lgwr()
+    assert lgwr.pending_bytes == 0.0 and lgwr.pending == []
+    done = _commits(env, lgwr, [(0.5 * MS, 100.0), (1 * MS, 600.0), (3 * MS, 1.0), (20 * MS, 1024.0),
+                                (30 * MS, 513.0)])
+    env.run(until=4 * MS)
+    assert lgwr.pending_bytes == 601.0 and len(lgwr.pending) == 2      # waiting for the next write
+    env.run()
+    assert done == {0: 5.5, 1: 10.5, 2: 10.5, 3: 25, 4: 35}
+    assert dev.ios == [("write", 512, True, 1.5), ("write", 1024, True, 6.5), ("write", 1024, True, 21),
+                       ("write", 1024, True, 31)]
+    assert cpu.calls == [(1e6, 0.7)] * 4
+    assert (lgwr.writes, lgwr.commits, lgwr.bytes) == (4, 5, 3584.0)
+    assert lgwr.pending_bytes == 0.0
+    lgwr.reset_stats()
+    assert (lgwr.writes, lgwr.commits, lgwr.bytes) == (0, 0, 0.0)
+
+
+def test_a_write_waits_for_its_log_switch_and_commits_meanwhile_go_in_the_next_write():
+    """With sized logs LGWR asks the checkpoints before each write, with the write's whole-block size;
+    a 3-ms stall before the second write delays it (and its commit), and a commit posted during the
+    stall is not in that write but in the one after."""
+    env, cpu, dev, lgwr = _lgwr()
+    asked = []
+
+    class _Switches:
+        def before_write(self, nbytes):
+            asked.append((nbytes, round(env.now / MS, 6)))
+            if len(asked) == 2:
+                yield env.timeout(3 * MS)
+    lgwr.checkpoints = _Switches()
+    done = _commits(env, lgwr, [(0.0, 10.0), (1 * MS, 700.0), (6 * MS, 20.0)])
+    env.run()
+    # write 1 at 0: CPU to 1 ms, device to 5 ms; write 2 (700 -> 1024) asked at 5, stalls to 8,
+    # CPU to 9, device to 13; the commit of 6 ms waits for write 3: CPU to 14, device to 18
+    assert asked == [(512, 0), (1024, 5), (512, 13)]
+    assert done == {0: 5, 1: 13, 2: 18}
+    assert [b for _k, b, _s, _t in dev.ios] == [512, 1024, 512]
+
+
+def test_a_commit_posted_before_lgwr_first_runs_is_written_at_once():
+    """No lost wake-up at the start: a commit posted as the instance comes up, before LGWR's first
+    step, is in LGWR's first write (CPU 1 ms + write 4 ms) and LGWR then sleeps: one write only."""
+    env, cpu, dev, lgwr = _lgwr()
+    ev = lgwr.commit(10.0)
+    env.run()
+    assert ev.processed and env.now == pytest.approx(5 * MS)
+    assert len(dev.ios) == 1 and lgwr.writes == 1
