@@ -46,7 +46,6 @@ class FlashArray(DeviceStats):
         self.bricks = [_Brick(self.channels_per_brick) for _ in range(spec.bricks)]
         self.capacity = spec.capacity
         self.fabric_free_at = 0.0
-        self.in_flight = 0
         # random numbers are drawn in blocks: brick choice and unit-mean service times
         self._block = 4096
         self._units: np.ndarray = np.empty(0)
@@ -74,7 +73,6 @@ class FlashArray(DeviceStats):
         ev = simpy.Event(self.env)
         b, s = self._draw()
         brick = self.bricks[b]
-        self.in_flight += 1
         item = (brick, s, nbytes, ev, self.env.now)
         if brick.busy < brick.channels:
             self._start(item)
@@ -108,7 +106,6 @@ class FlashArray(DeviceStats):
         done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes))
 
     def _finish(self, ev: simpy.Event, arrived: float, nbytes: float) -> None:
-        self.in_flight -= 1
         self.ios += 1
         self.bytes += nbytes
         self.response.add(self.env.now - arrived)
