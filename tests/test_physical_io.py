@@ -1,0 +1,130 @@
+"""The read paths of sim/db/physical_io.py by hand, on stubs: what an SGA read costs on a hit and
+on a miss (CPU, latches, the device, the wait), the hit ratio as the share of reads that stay
+in memory, and an asynchronous reader keeping its slots full."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import simpy
+
+from sim.db.instance import WaitEvents
+from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS
+from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
+
+COSTS = ReadCosts(sql=10_000.0, cache=3_000.0, async_io=500.0, sys_share=0.25)
+RATE = 1e9   # instructions a second of a strand alone
+
+
+class _Instance:
+    def __init__(self, env):
+        self.env, self.waits = env, WaitEvents()
+
+
+class _Device:
+    """Every read takes `service` seconds, all in parallel."""
+
+    def __init__(self, env, service=1e-3):
+        self.env, self.service, self.reads = env, service, []
+
+    def submit(self, kind, nbytes, offset=None, sequential=False):
+        self.reads.append((self.env.now, kind, nbytes))
+        return self.env.timeout(self.service)
+
+
+class _Latch:
+    def __init__(self, name, spin=0.0, sleep=0.0):
+        self.name, self.event, self.spin, self.sleep, self.gets = name, f"latch: {name}", spin, sleep, 0
+
+    def get(self):
+        self.gets += 1
+        return self.spin, self.sleep
+
+
+class _Session:
+    def __init__(self, env):
+        self.env, self.cpu_log = env, []
+
+    def cpu(self, instructions, sys_share):
+        self.cpu_log.append((instructions, sys_share))
+        return self.env.timeout(0.0)
+
+
+def _paths(hit, cbc=None, lru=None, seed=1):
+    env = simpy.Environment()
+    dev = _Device(env)
+    paths = ReadPaths(_Instance(env), dev, COSTS, 8192.0, RATE, cbc or _Latch("cache buffers chains"),
+                      lru or _Latch("cache buffers lru chain"), hit, np.random.default_rng(seed))
+    return env, dev, paths, _Session(env)
+
+
+def _read(env, paths, session, n):
+    out = []
+
+    def proc():
+        for _ in range(n):
+            out.append((yield from paths.sga_read(session)))
+    env.process(proc())
+    env.run()
+    return out
+
+
+def test_a_miss_pays_both_latches_the_cache_work_and_a_waited_device_read():
+    env, dev, paths, session = _paths(0.0)
+    assert _read(env, paths, session, 3) == [True] * 3
+    want = COSTS.sql + CBC_INSTRUCTIONS + COSTS.cache + LRU_INSTRUCTIONS
+    assert session.cpu_log == [(want, 0.25)] * 3
+    assert [r[1:] for r in dev.reads] == [("read", 8192.0)] * 3 and env.now == pytest.approx(3e-3)
+    ev = paths.instance.waits.events["db file sequential read"]
+    assert (ev.waits, ev.time) == (3, pytest.approx(3e-3))
+    assert (paths.logical_reads, paths.physical_reads, paths.cbc.gets, paths.lru.gets) == (3, 3, 3, 3)
+
+
+def test_a_hit_pays_the_sql_and_the_chains_latch_only():
+    env, dev, paths, session = _paths(1.0)
+    assert _read(env, paths, session, 2) == [False, False]
+    assert session.cpu_log == [(COSTS.sql + CBC_INSTRUCTIONS, 0.25)] * 2
+    assert dev.reads == [] and env.now == 0.0 and paths.lru.gets == 0
+    assert (paths.logical_reads, paths.physical_reads) == (2, 0)
+
+
+def test_the_share_of_reads_from_storage_is_the_miss_ratio_over_many_random_blocks():
+    """Past one block of 4,096 draws, too: 10,000 reads at a 30% hit ratio."""
+    n, hit = 10_000, 0.3
+    env, dev, paths, session = _paths(hit)
+    misses = sum(_read(env, paths, session, n))
+    sd = (n * hit * (1 - hit)) ** 0.5
+    assert abs(misses - n * (1 - hit)) <= 4 * sd and paths.physical_reads == misses == len(dev.reads)
+
+
+def test_latch_sleeps_are_waited_and_booked_and_spinning_is_cpu():
+    """cbc: 1 us of spin and a 2-ms sleep; lru: 3 us of spin and a 5-ms sleep (a miss takes both)."""
+    cbc, lru = _Latch("cache buffers chains", 1e-6, 2e-3), _Latch("cache buffers lru chain", 3e-6, 5e-3)
+    env, dev, paths, session = _paths(0.0, cbc, lru)
+    _read(env, paths, session, 1)
+    spin = (1e-6 + 3e-6) * RATE
+    assert session.cpu_log == [(COSTS.sql + CBC_INSTRUCTIONS + COSTS.cache + LRU_INSTRUCTIONS + spin, 0.25)]
+    waits = paths.instance.waits.events
+    assert waits[cbc.event].time == pytest.approx(2e-3) and waits[lru.event].time == pytest.approx(5e-3)
+    assert env.now == pytest.approx(2e-3 + 5e-3 + 1e-3)     # sleeps, then the read
+
+
+def test_an_async_reader_keeps_its_slots_full_and_waits_only_when_nothing_is_ready():
+    """Two slots, 1-ms reads, no CPU time: t=0 issues two; the first block waits 1 ms and finds both
+    done; taking one issues a third (done at 2 ms); the second block is ready at once; the third
+    waits until 2 ms. Five blocks: waits at 1, 2 and 3 ms of 1 ms each."""
+    env, dev, paths, session = _paths(0.0)
+    reader = AsyncReader(paths, session, 2, "direct path read", 1_000.0)
+    taken = []
+
+    def proc():
+        for _ in range(5):
+            yield from reader.next_block()
+            taken.append(env.now)
+    env.process(proc())
+    env.run(until=0.01)
+    assert taken == pytest.approx([1e-3, 1e-3, 2e-3, 2e-3, 3e-3])
+    ev = paths.instance.waits.events["direct path read"]
+    assert (ev.waits, ev.time) == (3, pytest.approx(3e-3))
+    assert paths.physical_reads == 5 and session.cpu_log == [(1_000.0, 0.25)] * 5
+    assert len(dev.reads) == 7 and reader.busy    # two more in flight once the fifth is taken
