@@ -10,7 +10,7 @@ import simpy
 
 from sim.db.instance import WaitEvents
 from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS
-from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
+from sim.db.physical_io import AsyncReader, BatchReader, ReadAhead, ReadCosts, ReadPaths
 
 COSTS = ReadCosts(sql=10_000.0, cache=3_000.0, async_io=500.0, sys_share=0.25)
 RATE = 1e9   # instructions a second of a strand alone
@@ -128,3 +128,51 @@ def test_an_async_reader_keeps_its_slots_full_and_waits_only_when_nothing_is_rea
     assert (ev.waits, ev.time) == (3, pytest.approx(3e-3))
     assert paths.physical_reads == 5 and session.cpu_log == [(1_000.0, 0.25)] * 5
     assert len(dev.reads) == 7 and reader.busy    # two more in flight once the fifth is taken
+
+
+class _LogDevice(_Device):
+    def submit(self, kind, nbytes, offset=None, sequential=False):
+        self.reads.append((self.env.now, kind, nbytes, offset))
+        return self.env.timeout(self.service)
+
+
+def test_read_ahead_keeps_the_next_buffer_in_flight_and_waits_only_for_what_is_late():
+    """2.5 MB in 1-MB buffers, 1-ms reads. Consumed at once: each buffer waits 1 ms for its read, the
+    last is the 0.5 MB left. Consumed 2 ms apart: the next buffer is already there, no time waited."""
+    mb = 2 ** 20
+    for work, waited in ((0.0, 3e-3), (2e-3, 1e-3)):
+        env = simpy.Environment()
+        dev, session = _LogDevice(env), _Session(env)
+        session.instance = _Instance(env)
+        ra = ReadAhead(session, dev, 4 * mb, 2.5 * mb, mb, "backup read")
+        got = []
+
+        def proc():
+            while ra.left > 0:
+                got.append((yield from ra.next_buffer()))
+                yield env.timeout(work)
+        env.process(proc())
+        env.run()
+        assert got == [mb, mb, 0.5 * mb] and ra.left == 0 and ra.position == 6.5 * mb
+        assert [r[2:] for r in dev.reads] == [(mb, 4 * mb), (mb, 5 * mb), (0.5 * mb, 6 * mb)]
+        ev = session.instance.waits.events["backup read"]
+        assert (ev.waits, ev.time) == (3, pytest.approx(waited))
+
+
+def test_a_batch_reader_submits_its_slots_at_once_and_pays_for_the_batch():
+    env, dev, paths, session = _paths(0.0)
+    reader = BatchReader(paths, session, "Disk file I/O Calibration", 700.0)
+    reader.slots = 3
+    got = []
+
+    def proc():
+        got.append((yield from reader.next_batch()))
+        reader.slots = 0
+        got.append((yield from reader.next_batch()))
+    env.process(proc())
+    env.run()
+    assert got == [3, 0] and len(dev.reads) == 3 and paths.physical_reads == 3
+    assert session.cpu_log == [(2_100.0, 0.25)]
+    assert (reader.reads_done, reader.read_time) == (3, pytest.approx(3e-3))
+    ev = paths.instance.waits.events["Disk file I/O Calibration"]
+    assert (ev.waits, ev.time) == (1, pytest.approx(1e-3))
