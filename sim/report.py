@@ -127,7 +127,7 @@ def full(r: Result) -> str:
                  f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]
         if rows:
             parts.append("Devices (iostat-like)\n" + table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
-    parts += [p for p in (_load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
+    parts += [p for p in (_calibration(r.extra), _load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
     if r.core_utilisation:
         rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]
         if len(rows) <= 16:
@@ -174,6 +174,22 @@ def _load_profile(x: dict) -> str:
             ("read wait", f"{x['file_lock_read_wait_ms']:.2f} ms"),
             ("write wait", f"{x['file_lock_write_wait_ms']:.2f} ms")]))
     return out
+
+
+def _calibration(x: dict) -> str:
+    """CALIBRATE_IO's load levels, and which one gave max_iops (none when every level's latency was over
+    max_latency: then max_iops is 0, not a measured zero)."""
+    levels = x.get("level_table")
+    if not levels:
+        return ""
+    limit = x["max_latency_ms"]
+    rows = [[f"{lv['in_flight']:,}", f"{lv['iops']:,.0f}", f"{lv['latency_ms']:.2f}",
+             "max_iops" if lv["iops"] == x["iops"] and lv["latency_ms"] <= limit
+             else ("" if lv["latency_ms"] <= limit else "over max_latency")] for lv in levels]
+    head = f"CALIBRATE_IO load levels (max_latency {limit:g} ms)"
+    if not any(lv["latency_ms"] <= limit for lv in levels):
+        head += ": no level was within max_latency, so max_iops is 0; fewer num_physical_disks start lighter"
+    return head + "\n" + table(["reads in flight", "IOPS", "latency (ms)", ""], rows)
 
 
 def _parallel(x: dict) -> str:

@@ -156,3 +156,26 @@ def test_a_run_started_at_dbwrs_free_buffer_limit_says_so_with_the_backlog_in_mi
             f"limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added, ~{minutes:.0f} min of its writes)") in text
     _, kept_up, _ = ue10000
     assert "dbwr_backlog_skipped" not in ue10000[0].extra and "\nDBWR:" not in kept_up
+
+
+def _calibrate(disks: int, device: str):
+    sc = scenario.load(None, {"num_physical_disks": disks, "database_size": "5 GB", "device": device,
+                              "level_time": "0.2 s"}, profile="ue10000", workload="calibrate_io")
+    r = run(sc)
+    return r, report.full(r)
+
+
+def test_calibrate_io_shows_its_levels_and_which_gave_max_iops():
+    r, text = _calibrate(36, "data")
+    rows = re.findall(r"^([\d,]+)\s+([\d,]+)\s+([\d.]+)\s*(max_iops|over max_latency)?\s*$", text, re.M)
+    assert [int(n.replace(",", "")) for n, *_ in rows] == [lv["in_flight"] for lv in r.extra["level_table"]]
+    best = [iops for _, iops, _, mark in rows if mark == "max_iops"]
+    assert best == [f"{r.extra['iops']:,.0f}"] and r.extra["iops"] > 0
+
+
+def test_calibrate_io_with_no_level_within_max_latency_says_why_max_iops_is_0():
+    """One 7,200 rpm drive with 4 reads in flight answers in ~50 ms, over the 20 ms default."""
+    r, text = _calibrate(4, "redo")
+    assert r.extra["iops"] == 0.0
+    assert "no level was within max_latency, so max_iops is 0" in text
+    assert "max_iops\n" not in text and "over max_latency" in text

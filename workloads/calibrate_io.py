@@ -139,6 +139,7 @@ class Workload:
             "actual_latency_ms": best["latency_ms"] if best else float("nan"),
             "mean_iops": self.completed / span if span > 0 else 0.0,
             "levels": len(self.levels),
+            "max_latency_ms": 1000.0 * self.params.max_latency,
             "level_table": self.levels,
         })
         return out
