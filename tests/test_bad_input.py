@@ -285,8 +285,8 @@ def test_32k_blocks_need_a_64_bit_os():
 
 
 def test_a_tpcc_database_larger_than_its_data_device_is_refused():
-    # 100,000 warehouses (~7.3 TB in 8 KB blocks) on the T5220's 1.1 TB internal drives ran before
-    _refused("params.warehouses", "100000", "fits on device 'internal'", "the device holds",
+    # 100,000 warehouses (~7.3 TB in 8 KB blocks) on the T5220's 438 GB mirrored array ran before
+    _refused("params.warehouses", "100000", "fits on device 'array'", "the device holds",
              **{"users": "8", "warehouses": "100000", "database.db_cache": "1 GB"})
     _refused("params.users", "1000000", "100000 warehouses", **{"users": "1000000", "database.db_cache": "1 GB"})
     sc = scenario_mod.load(None, {"users": "8", "warehouses": "1000", "database.db_cache": "1 GB"}, profile="t5220",

@@ -384,3 +384,17 @@ def test_the_page_cache_policy_reaches_both_level2_forms():
     h1, h2 = che_two_level_grouped(rates, 100.0, 800.0, np.arange(rates.size), policy="fifo")
     expected = float(np.dot(rates * (1.0 - h1), h2) / np.dot(rates, 1.0 - h1))
     assert BufferCache([seg], 100.0, 800.0, 1, "fifo").odds["t"].os_hit == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("profile, storage", [("ue10000", "data"), ("opteron-2way", "external"), ("rx5670", "data"),
+                                              ("t5220", "array")])
+def test_a_database_placed_nowhere_goes_on_the_profiles_database_storage_redo_with_it(profile, storage):
+    """Unplaced, the datafiles go on the profile's first device (its database storage, not the boot drive or
+    the separate redo group) and the online logs with them, as Oracle Managed Files put them."""
+    from sim.system import System
+    s = System(scenario.load(None, {"users": 4, "database.db_cache": "1 GB"}, profile=profile, workload="tpcc"))
+    assert s.datafiles.volume is s.devices[storage]
+    assert s.instance.lgwr.device is s.devices[storage]
+    placed = System(scenario.load(None, {"users": 4, "database.db_cache": "1 GB", "database.redo_device": "redo"},
+                                  profile="ue10000", workload="tpcc"))
+    assert placed.datafiles.volume is placed.devices["data"] and placed.instance.lgwr.device is placed.devices["redo"]

@@ -40,7 +40,7 @@ class DatabaseSpec:
     cpu_count: int | None = param("cpu_count (omit: every strand the OS sees, as Oracle sets it)",
                                   default=None, minimum=1)
     redo_device: str | None = param("storage device (disk group or array) holding the online redo logs "
-                                    "(omit: the profile's first)", default=None)
+                                    "(omit: the datafiles' device)", default=None)
     shared_pool: float = param("shared_pool_size plus the other SGA pools (large, java) and the fixed SGA",
                                kind="size", default="32 MB", minimum=0.0)
     log_buffer: float = param("log_buffer", kind="size", default="1 MB", minimum=0.0)
@@ -75,8 +75,8 @@ class DatabaseSpec:
     lgwr_instructions_per_write: float = param("LGWR instructions per log write", default=40_000.0, minimum=0.0)
     lgwr_sys_share: float = param("share of LGWR's CPU spent in the kernel", default=0.5, minimum=0.0, maximum=1.0)
     # Datafiles and DBWR (used when db_cache is given: the data is then not all cached)
-    data_device: str | None = param("storage device holding the datafiles (omit: the first that is not the "
-                                    "redo device)", default=None)
+    data_device: str | None = param("storage device holding the datafiles (omit: the profile's first, its "
+                                    "database storage)", default=None)
     datafiles: int = param("datafiles the data is spread over (each has its own file lock on a file system)",
                            default=59, minimum=1)
     datafile_size: float | None = param("size of each datafile: every table and index then has its own tablespace of "
@@ -234,14 +234,16 @@ def check_devices(spec: DatabaseSpec, devices: list[str], src: Source) -> None:
     px.check(spec.parallel, src.at("database").at("parallel"))
 
 
-def redo_device(spec: DatabaseSpec, devices: list[str]) -> str:
-    """The device holding the online redo logs: as configured, else the profile's first."""
-    return spec.redo_device or devices[0]
-
-
 def data_device(spec: DatabaseSpec, devices: list[str]) -> str:
-    """The device holding the datafiles: as configured, else the first that is not the redo one."""
-    if spec.data_device is not None:
-        return spec.data_device
-    redo = redo_device(spec, devices)
-    return next((d for d in devices if d != redo), devices[0])
+    """The device holding the datafiles: as configured, else the profile's first (every profile lists the
+    storage its source ran the database on first; the others are its internal or boot drives, or a separate
+    redo group)."""
+    return spec.data_device or devices[0]
+
+
+def redo_device(spec: DatabaseSpec, devices: list[str]) -> str:
+    """The device holding the online redo logs: as configured, else the datafiles' device, where Oracle
+    creates them when no separate destination is given (Oracle Managed Files: online logs go to
+    DB_CREATE_FILE_DEST unless DB_CREATE_ONLINE_LOG_DEST_n is set; Administrator's Guide 11.2, "Using
+    Oracle Managed Files")."""
+    return spec.redo_device or data_device(spec, devices)

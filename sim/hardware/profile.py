@@ -190,7 +190,10 @@ class FlashArraySpec:
 
 @dataclass(frozen=True, kw_only=True)
 class StorageSpec:
-    disk_groups: dict[str, DiskGroupSpec] = param("named groups of identical drives", default={})
+    disk_groups: dict[str, DiskGroupSpec] = param("named groups of identical drives; the first device listed "
+                                                  "(disk groups, then flash arrays) is the one a database uses "
+                                                  "when a scenario names none: list the server's database "
+                                                  "storage first", default={})
     flash_arrays: dict[str, FlashArraySpec] = param("named all-flash arrays", default={})
 
     def check(self, src: Source) -> None:
