@@ -138,7 +138,7 @@ def _with_progress(fn, label: str):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="draw each table as a PNG in this folder")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
               help="run every row under this many seeds (its run.seed and the ones after it) and score the mean, "
-                   "with its 95%% interval across the seeds")
+                   "with its 95% interval across the seeds")
 def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
     """Re-run published tables and print simulated beside published."""
     from sim import experiments as ex
