@@ -398,3 +398,15 @@ def test_a_database_placed_nowhere_goes_on_the_profiles_database_storage_redo_wi
     placed = System(scenario.load(None, {"users": 4, "database.db_cache": "1 GB", "database.redo_device": "redo"},
                                   profile="ue10000", workload="tpcc"))
     assert placed.datafiles.volume is placed.devices["data"] and placed.instance.lgwr.device is placed.devices["redo"]
+
+
+@pytest.mark.parametrize("workload, params", [
+    ("ctas", {"table_size": "200 MB"}), ("create_index", {"table_size": "200 MB"}),
+    ("rman", {"channels": 1, "datafiles_mb": [50.0], "compressed": False}),
+    ("sqlldr", {"data_size": "50 MB", "direct": True})])
+def test_a_batch_job_placed_nowhere_runs_on_the_database_storage_of_any_profile(workload, params):
+    """The T-series names ('array', 'internal') are not defaults: on the UE10000 the job's data is on its
+    36-drive stripe; only SQL*Loader's input file goes apart, on the one other device."""
+    r = run(scenario.load(None, params, profile="ue10000", workload=workload))
+    assert r.status == "ok" and r.devices["data"]["iops"] > 0
+    assert (r.devices["redo"]["iops"] > 0) == (workload == "sqlldr")

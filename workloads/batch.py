@@ -22,6 +22,16 @@ MB = 1024.0 * 1024.0
 CALIBRATED_IO_RATE = 200.0 * MB     # Oracle 11.2.0.2 default max_pmbps when I/O calibration has not run
 
 
+UNPLACED = "(omit: the profile's first device, its database storage)"
+
+
+def device_of(params, key: str, names: list[str]) -> str:
+    """The device a batch job's `key` names, or, omitted, the profile's first (every profile lists the
+    storage its source ran the database on first, as tpcc's database.data_device defaults)."""
+    value = getattr(params, key)
+    return names[0] if value is None else value
+
+
 def device_checker(*keys: str, whole_blocks: tuple[str, ...] = (), fits: tuple[tuple[str, str], ...] = ()):
     """A check_scenario for workloads whose params name storage devices under `keys`, give I/O
     sizes that must be whole database blocks under `whole_blocks` (check_whole_blocks), and
@@ -29,12 +39,12 @@ def device_checker(*keys: str, whole_blocks: tuple[str, ...] = (), fits: tuple[t
     def check_scenario(spec, profile, params, src) -> None:
         names = profile.storage.device_names()
         for key in keys:
-            if getattr(params, key) not in names:
-                raise src.at("params").at(key).bad(getattr(params, key),
-                                                   "one of the profile's devices: " + ", ".join(names))
+            value = getattr(params, key)
+            if value is not None and value not in names:
+                raise src.at("params").at(key).bad(value, "one of the profile's devices: " + ", ".join(names))
         check_whole_blocks(spec, params, src, *whole_blocks)
         for size_key, device_key in fits:
-            check_fits(spec, profile, src, size_key, getattr(params, size_key), getattr(params, device_key))
+            check_fits(spec, profile, src, size_key, getattr(params, size_key), device_of(params, device_key, names))
     return check_scenario
 
 

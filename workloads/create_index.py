@@ -33,7 +33,7 @@ from sim.db.instance import BLOCK_SIZES
 from sim.scenario import MAX_BLOCK_SIZE_32
 from sim.units import format_quantity
 from sim.db.px import PxStatement
-from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, device_checker, device_of, UNPLACED
 
 ROW_BYTES = 700.0
 KEY_BYTES = 60.0
@@ -51,8 +51,8 @@ USES = ("parallel", "cpu_count")
 @dataclass(frozen=True, kw_only=True)
 class Params(StatementParams):
     table_size: float = param("size of the table indexed", kind="size", default="2 GB", positive=True)
-    table_device: str = param("storage device of the table's tablespace (CUST_0)", default="array")
-    index_device: str = param("storage device of the index's tablespace", default="array")
+    table_device: str | None = param("storage device of the table's tablespace (CUST_0) " + UNPLACED, default=None)
+    index_device: str | None = param("storage device of the index's tablespace " + UNPLACED, default=None)
     read_size: float = param("bytes per read of the scan: one block of the table's tablespace", kind="size",
                              default="8 KB", choices=BLOCK_SIZES)   # a tablespace's block size: as db_block_size
     write_size: float = param("bytes per direct-path write of the index", kind="size", default="1 MB",
@@ -81,7 +81,8 @@ class Workload(ParallelStatement):
         per_mb_rows = MB / ROW_BYTES
         produce = INSTRUCTIONS_PER_ROW * PRODUCER_SHARE * per_mb_rows
         consume_ipm = INSTRUCTIONS_PER_ROW * (1.0 - PRODUCER_SHARE) * per_mb_rows
-        index_device = self.system.devices[p.index_device]
+        names = list(self.system.devices)
+        index_device = self.system.devices[device_of(p, "index_device", names)]
 
         def consume(session, nbytes):
             self.done_bytes += nbytes
@@ -95,7 +96,8 @@ class Workload(ParallelStatement):
                 left -= n
 
         def statement(dop):
-            return PxStatement(inst, dop=dop, device=self.system.devices[p.table_device], segment_offset=0.0,
+            return PxStatement(inst, dop=dop, device=self.system.devices[device_of(p, "table_device", names)],
+                               segment_offset=0.0,
                                segment_bytes=p.table_size, read_size=p.read_size,
                                read_event="db file sequential read", message_bytes=MB,
                                produce_instructions_per_mb=produce, consume=consume, finish=finish,

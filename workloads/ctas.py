@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from sim.config import param
 from sim.db.px import PxStatement
-from workloads.batch import MB, ParallelStatement, StatementParams, device_checker
+from workloads.batch import MB, ParallelStatement, StatementParams, device_checker, device_of, UNPLACED
 
 INSTRUCTIONS_PER_MB = 6e6
 PRODUCER_SHARE = 1.0 / 3.0
@@ -50,8 +50,8 @@ def idle(params) -> dict[str, str]:
 @dataclass(frozen=True, kw_only=True)
 class Params(StatementParams):
     table_size: float = param("size of the source table", kind="size", default="10 GB", positive=True)
-    source_device: str = param("storage device of the source table", default="array")
-    target_device: str = param("storage device of the new table", default="array")
+    source_device: str | None = param("storage device of the source table " + UNPLACED, default=None)
+    target_device: str | None = param("storage device of the new table " + UNPLACED, default=None)
     read_size: float = param("bytes per direct-path read", kind="size", default="1 MB", positive=True)
     in_memory: bool | None = param("read the source from the buffer cache (omit: In-Memory PX, i.e. under "
                                    "parallel_degree_policy=auto when the table fits in the buffer cache)",
@@ -84,12 +84,13 @@ class Workload(ParallelStatement):
     def job(self):
         p, inst = self.params, self.instance
         produce = INSTRUCTIONS_PER_MB * PRODUCER_SHARE
-        device = self.system.devices[p.source_device]
+        names = list(self.system.devices)
+        device = self.system.devices[device_of(p, "source_device", names)]
         if self.in_memory:
             produce += CACHED_READ_INSTRUCTIONS_PER_MB
             device = _Cached(self.env)
         consume_ipm = INSTRUCTIONS_PER_MB * (1.0 - PRODUCER_SHARE)
-        target = self.system.devices[p.target_device]
+        target = self.system.devices[device_of(p, "target_device", names)]
 
         def consume(session, nbytes):
             yield session.cpu(consume_ipm * nbytes / MB, SYS_SHARE)

@@ -38,7 +38,7 @@ import simpy
 
 from sim.config import Source, param
 from sim.db.physical_io import ReadAhead
-from workloads.batch import MB, BatchWorkload, check_fits, device_checker
+from workloads.batch import MB, BatchWorkload, check_fits, device_checker, device_of, UNPLACED
 
 # MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
 DATAFILES_MB = (420.0, 360.0, 150.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 18.0, 15.0, 15.0, 30.0,
@@ -64,8 +64,9 @@ class Params:
     section_size: float | None = param("multisection backup: SECTION SIZE (omit: whole files)", kind="size",
                                        default=None, positive=True)
     compressed: bool = param("compressed backupset", default=True)
-    datafile_device: str = param("storage device (ASM disk group) of the datafiles", default="array")
-    backup_device: str = param("storage device (ASM disk group) of the backup pieces", default="array")
+    datafile_device: str | None = param("storage device (ASM disk group) of the datafiles " + UNPLACED, default=None)
+    backup_device: str | None = param("storage device (ASM disk group) of the backup pieces " + UNPLACED,
+                                      default=None)
     datafiles_mb: tuple[float, ...] = param("datafile sizes in MB, in file# order (omit: the paper's database)",
                                             default=DATAFILES_MB)
 
@@ -79,7 +80,8 @@ _check_devices = device_checker("datafile_device", "backup_device")
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     _check_devices(spec, profile, params, src)
-    check_fits(spec, profile, src, "datafiles_mb", sum(params.datafiles_mb) * MB, params.datafile_device)
+    check_fits(spec, profile, src, "datafiles_mb", sum(params.datafiles_mb) * MB,
+               device_of(params, "datafile_device", profile.storage.device_names()))
 
 
 def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tuple[int, float, float]]:
@@ -123,8 +125,9 @@ class Workload(BatchWorkload):
 
     def _channel(self, c: int, session, queue: list):
         p = self.params
-        datafiles = self.system.devices[p.datafile_device]
-        backup = self.system.devices[p.backup_device]
+        names = list(self.system.devices)
+        datafiles = self.system.devices[device_of(p, "datafile_device", names)]
+        backup = self.system.devices[device_of(p, "backup_device", names)]
         ipm = COMPRESS_INSTRUCTIONS_PER_MB if p.compressed else 0.0
         ratio = COMPRESSION_RATIO if p.compressed else 1.0
         while queue:

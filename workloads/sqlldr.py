@@ -37,7 +37,7 @@ import simpy
 from sim.config import Source, param
 from sim.db.physical_io import ReadAhead
 from sim.units import format_quantity
-from workloads.batch import MB, BatchWorkload, check_fits, device_checker
+from workloads.batch import MB, UNPLACED, BatchWorkload, check_fits, device_checker, device_of
 
 CONVENTIONAL_INSTRUCTIONS_PER_MB = 8.15e7  # fitted: tseries.sqlldr, conventional
 DIRECT_INSTRUCTIONS_PER_MB = 5.3e7         # fitted: tseries.sqlldr, direct
@@ -64,8 +64,9 @@ class Params:
     direct: bool = param("direct path load (direct=true)", default=False)
     parallel: bool = param("parallel direct path (parallel=true): several sessions load one table", default=False)
     sessions: int = param("concurrent sqlldr sessions, each over its slice of the input", default=1, minimum=1)
-    input_device: str = param("storage device holding the input file", default="internal")
-    table_device: str = param("storage device of the table's tablespace", default="array")
+    input_device: str | None = param("storage device holding the input file (omit: a device other than the "
+                                     "table's, where the profile has one)", default=None)
+    table_device: str | None = param("storage device of the table's tablespace " + UNPLACED, default=None)
 
     def check(self, src: Source) -> None:
         if self.sessions > 1 and not (self.direct and self.parallel):
@@ -78,18 +79,29 @@ class Params:
 _check_devices = device_checker("input_device", "table_device")
 
 
+def devices(params: Params, names: list[str]) -> tuple[str, str]:
+    """(input, table) devices: the table where named, else on the database storage; the input file where
+    named, else on another device where there is one (a flat file is staged off the database's drives, as
+    the paper's was on the internal disks), else beside the table."""
+    table = device_of(params, "table_device", names)
+    if params.input_device is not None:
+        return params.input_device, table
+    return next((n for n in names if n != table), table), table
+
+
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     """The input file must fit its device, and so must the loaded table, which is as large as its input here
     (each input byte is written to the table's device: _session); on one device, both together."""
     _check_devices(spec, profile, params, src)
     size = params.data_size
-    if params.input_device == params.table_device:
-        check_fits(spec, profile, src, "data_size", 2 * size, params.table_device,
+    input_device, table_device = devices(params, profile.storage.device_names())
+    if input_device == table_device:
+        check_fits(spec, profile, src, "data_size", 2 * size, table_device,
                    f"that holds both the input file and the table loaded from it ({format_quantity(2 * size, 'size')}"
                    "; the table is as large as its input: each input byte is written to it)", value=size)
         return
-    check_fits(spec, profile, src, "data_size", size, params.input_device, "that holds the input file")
-    check_fits(spec, profile, src, "data_size", size, params.table_device, "that holds the table loaded from it "
+    check_fits(spec, profile, src, "data_size", size, input_device, "that holds the input file")
+    check_fits(spec, profile, src, "data_size", size, table_device, "that holds the table loaded from it "
                "(as large as its input: each input byte is written to the table)")
 
 
@@ -106,11 +118,12 @@ class Workload(BatchWorkload):
 
     def _session(self, session, start: float, size: float):
         p = self.params
-        table = self.system.devices[p.table_device]
+        input_device, table_device = devices(p, list(self.system.devices))
+        table = self.system.devices[table_device]
         ipm = DIRECT_INSTRUCTIONS_PER_MB if p.direct else CONVENTIONAL_INSTRUCTIONS_PER_MB
         # the client's input slice, read ahead of the parser by the OS; while a buffer has not arrived the
         # server waits on its client, which AWR names 'SQL*Net more data from client'
-        src = ReadAhead(session, self.system.devices[p.input_device], start, size, BUFFER,
+        src = ReadAhead(session, self.system.devices[input_device], start, size, BUFFER,
                         "SQL*Net more data from client")
         while src.left > 0:
             n = yield from src.next_buffer()
