@@ -138,7 +138,8 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
             progress(min(1.0, workload.progress()))
     span = env.now
     if not done.triggered:
-        result.status, result.message = "timeout", f"not finished after {spec.max_time:g} s simulated"
+        result.status, result.message = "timeout", (f"not finished after {spec.max_time:g} s simulated (run.max_time; "
+                                                     "a larger one lets it finish)")
     result.elapsed = span
     result.measured_time = span
     result.extra.update(workload.report(span))
