@@ -57,8 +57,8 @@ class Params:
     datafiles: int = param("online data files the reads are spread over", default=5, minimum=1)
     database_size: float = param("size of the data files read", kind="size", default="1 TB", positive=True)
     level_time: float = param("simulated time of one load level", kind="time", default="0.5 s", positive=True)
-    device: str | None = param("storage device holding the data files (omit: the first flash array)",
-                               default=None)
+    device: str | None = param("storage device holding the data files (omit: the first flash array, else the "
+                               "first device)", default=None)
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
