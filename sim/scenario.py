@@ -21,7 +21,7 @@ from typing import Any, Literal
 import workloads
 from sim import units
 from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
-                        what_it_is)
+                        suggest, what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
@@ -128,6 +128,10 @@ def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<comma
             raise Source(source, key).error(f"got {value!r}, but {key} is a section of the scenario, not one "
                                             f"setting; expected one of its keys, e.g. {_SECTIONS[key]}")
         head, _, rest = key.partition(".")
+        if rest and head not in _SECTIONS and suggest(head, _SECTIONS):   # 'databse.db_cache': a misspelt section
+            raise Source(source, key).error(
+                f"got {value!r}, but {head} is not a section of the scenario{suggest(head, _SECTIONS)}; expected "
+                f"one of {', '.join(_SECTIONS)} (or a workload parameter, without a section)")
         if rest and head not in _SECTIONS:   # 'mix.new_order': a parameter's part, which would replace the whole value
             raise Source(source, key).error(
                 f"got {value!r}, but {head} is not a section of the scenario; a workload parameter is set whole, "

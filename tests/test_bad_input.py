@@ -444,6 +444,16 @@ def test_a_section_set_as_one_value_is_refused_by_its_name(key):
     assert info.value.path == key
 
 
+@pytest.mark.parametrize("key, meant", [("databse.db_cache", "database"), ("hardwre.memory.size", "hardware"),
+                                       ("os_.filesystem", "os")])
+def test_a_misspelt_section_is_named_with_the_one_meant(key, meant):
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(None, {"users": "8", key: "1 GB"}, profile="t5220", workload="tpcc")
+    msg = str(info.value)
+    assert info.value.path == key and f"(did you mean '{meant}'?)" in msg, msg
+    assert "set whole" not in msg, msg      # not read as a workload parameter's part
+
+
 def test_a_dotted_key_into_a_workload_parameter_is_refused_not_merged():
     # --set mix.new_order=0.9 would otherwise become a one-type mix (the whole parameter replaced)
     with pytest.raises(ConfigError) as info:
