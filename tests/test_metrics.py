@@ -59,6 +59,11 @@ def test_tally_percentile_never_exceeds_the_max_and_handles_the_ends():
     for k in range(2_400):
         edge.add(5e4 * 1.001**k)
     assert sum(edge.hist) == edge.n == 2_400
+    top = Tally()                          # the documented range reaches ~28 h: 27.8 h is still to 1%
+    for _ in range(3):
+        top.add(100_000.0)
+    top.add(1e6)
+    assert top.percentile(50) == pytest.approx(100_000.0, rel=0.0101)
     two = Tally()
     two.add(0.001)
     two.add(0.1)
