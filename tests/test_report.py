@@ -150,6 +150,7 @@ def test_a_run_started_at_dbwrs_free_buffer_limit_says_so_with_the_backlog_in_mi
                       profile="ue10000", workload="tpcc"))
     x = r.extra
     assert x["dbwr_backlog_skipped"] > 0 and x["dbwr_net_fill_per_s"] > 0
+    assert r.simulated_time == pytest.approx(2 * 20 + r.measured_time)   # warmed up again at the limit
     minutes = x["dbwr_backlog_skipped"] / x["physical_writes_per_s"] / 60
     text = report.full(r)
     assert (f"DBWR: {x['dbwr_net_fill_per_s']:,.1f} buffers/s behind in the warm-up, so started at its free-buffer "
@@ -179,3 +180,9 @@ def test_calibrate_io_with_no_level_within_max_latency_says_why_max_iops_is_0():
     assert r.extra["iops"] == 0.0
     assert "no level was within max_latency, so max_iops is 0" in text
     assert "max_iops\n" not in text and "over max_latency" in text
+
+
+def test_on_a_buffered_file_system_each_physical_read_is_a_page_cache_hit_or_a_disk_read(ue10000):
+    x = ue10000[0].extra
+    assert x["os_cache_hits_per_s"] > 0 and x["disk_reads_per_s"] > 0
+    assert x["os_cache_hits_per_s"] + x["disk_reads_per_s"] == pytest.approx(x["physical_reads_per_s"], rel=0.01)

@@ -111,17 +111,22 @@ def test_a_run_puts_the_garbage_collector_back_as_it_found_it():
 
     from sim import run as run_module
 
-    before = gc.get_threshold()
-    a = run(t5220(8))
-    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
-    with run_module._collector_spared():
-        assert gc.get_threshold()[0] == run_module.GEN0_THRESHOLD
+    original = gc.get_threshold()
+    before = (1234, 11, 12)     # the caller's own, unlike anything run() sets (and unlike what an earlier run left)
+    gc.set_threshold(*before)
+    try:
+        a = run(t5220(8))
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
         with run_module._collector_spared():
-            pass
-        assert gc.get_threshold()[0] == run_module.GEN0_THRESHOLD and gc.get_freeze_count() > 0
-        b = run(t5220(8))
-    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
-    assert without_wall_time(a) == without_wall_time(b)
+            assert gc.get_threshold() == (run_module.GEN0_THRESHOLD, 11, 12)
+            with run_module._collector_spared():
+                pass
+            assert gc.get_threshold()[0] == run_module.GEN0_THRESHOLD and gc.get_freeze_count() > 0
+            b = run(t5220(8))
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+        assert without_wall_time(a) == without_wall_time(b)
+    finally:
+        gc.set_threshold(*original)
 
 
 def test_tp_monitor_loses_no_terminal_and_obeys_littles_law():
@@ -148,3 +153,96 @@ def test_tp_monitor_loses_no_terminal_and_obeys_littles_law():
     n_resp = sum(v["count"] for v in r.response.values())
     mean_r = sum(v["count"] * v["mean"] for v in r.response.values()) / n_resp
     assert n_resp / r.measured_time * (mean_r + think) == pytest.approx(users, rel=0.03)
+
+
+def test_a_steady_run_accounts_its_time_events_batches_and_cpu():
+    """Simulated = warm-up + measured (a cached database: no DBWR to re-warm), one batch per 0.5 s
+    measured, at least an event per transaction, DB CPU = the busy strand time, and CPI x instructions =
+    busy cycles (the CPI stack is what the strands' busy time divides into)."""
+    r = run(t5220(16))
+    assert r.simulated_time == pytest.approx(0.5 + r.measured_time)
+    assert r.extra["batches"] == round(r.measured_time / 0.5) >= 4
+    assert r.events > sum(v["count"] for v in r.response.values()) > 0 and 0 < r.wall_time < 600
+    busy = (100.0 - r.cpu_idle) / 100.0 * 64 * r.measured_time
+    db_cpu = next(e for e in r.top_events if e["event"] == "DB CPU")
+    assert db_cpu["time_s"] == pytest.approx(busy) and db_cpu["waits"] is None
+    assert sum(e["pct_db_time"] for e in r.top_events) == pytest.approx(100.0)
+    times = [e["time_s"] for e in r.top_events]
+    assert times == sorted(times, reverse=True)          # AWR's order: the most time first
+    for e in r.top_events:
+        if e["waits"]:
+            assert e["avg_ms"] == pytest.approx(1000.0 * e["time_s"] / e["waits"])
+    cycles_per_s = busy / r.measured_time * 1.4e9
+    assert r.extra["instructions_per_s"] * r.extra["cpi"] == pytest.approx(cycles_per_s)
+    # mpstat's mean is vmstat's us + sy; corestat's is the issue cycles over the 16 pipelines' cycles
+    assert sum(r.strand_utilisation) / 64 == pytest.approx(r.cpu_usr + r.cpu_sys, rel=1e-3)
+    issuing = r.extra["instructions_per_s"] * r.extra["cpi_issue"] / (1.4e9 * 16)
+    assert sum(r.core_utilisation) / 8 == pytest.approx(100.0 * issuing, rel=1e-6)
+    assert 1.0 <= r.extra["commits_per_log_write"] <= 16     # a log write carries at most one commit a user
+
+
+def test_a_batch_job_cut_at_run_max_time_is_a_timeout_and_one_that_ends_is_timed_to_its_end():
+    settings = {"channels": 1, "datafiles_mb": [50.0], "compressed": False, "datafile_device": "array",
+                "backup_device": "array"}
+    done = run(scenario.load(None, settings, profile="t5220", workload="rman"))
+    assert done.status == "ok" and not done.message
+    assert done.elapsed == done.measured_time == done.simulated_time < 120.0
+    cut = run(scenario.load(None, {**settings, "run.max_time": f"{done.elapsed / 2} s"}, profile="t5220",
+                            workload="rman"))
+    assert cut.status == "timeout" and "run.max_time" in cut.message
+    assert cut.elapsed == cut.measured_time == pytest.approx(done.elapsed / 2)
+
+
+def test_an_out_of_memory_run_reports_its_outcome_and_no_figures():
+    sc = scenario.load(None, {"users": 8, "database.db_cache": "2 GB", "hardware.memory.size": "1 GB"},
+                       profile="t5220", workload="tpcc")
+    r = run(sc)
+    assert r.status == "out_of_memory" and "exceed physical memory" in r.message
+    assert r.tpm is None and r.elapsed is None and r.top_events == [] and r.events == 0 and r.simulated_time == 0
+    assert 0 < r.wall_time < 60
+
+
+def test_progress_is_reported_as_a_rising_fraction_to_the_end():
+    steady, batch = [], []
+    r = run(t5220(16, **{"run.target_half_width": "0.001%"}), progress=steady.append)   # runs to run.max_time
+    assert len(steady) == r.extra["batches"] and steady == sorted(steady) and steady[-1] == pytest.approx(1.0)
+    assert steady[0] == pytest.approx(1 / len(steady))
+    run(scenario.load(None, {"channels": 1, "datafiles_mb": [600.0], "compressed": False}, profile="t5220",
+                      workload="rman"), progress=batch.append)   # ~6 s: several of the 1.2-s progress steps
+    assert len(batch) >= 2 and batch == sorted(batch) and 0.0 < batch[0] < 1.0 and batch[-1] == 1.0   # it moves
+
+
+def test_a_run_stops_at_its_precision_target_but_not_before_min_batches():
+    loose = run(t5220(16, **{"run.target_half_width": "50%", "run.min_batches": "6", "run.max_time": "10 s"}))
+    assert loose.measured_time == pytest.approx(6 * 0.5) and loose.extra["batches"] == 6
+    tight = run(t5220(16, **{"run.target_half_width": "0.001%", "run.min_batches": "6", "run.max_time": "4 s"}))
+    assert tight.measured_time == pytest.approx(4.0) and tight.extra["batches"] == 8     # to run.max_time
+
+
+def test_the_reported_interval_is_as_wide_as_the_spread_between_seeds():
+    """The ± a run reports (batch means, Student t over 6 batches) against what it claims to bound: 12 seeds
+    of the same run. An honest 95% half-width covers the seeds' mean in most runs, and is about t(5) = 2.6
+    standard deviations of one run's TPM, not a fraction of one nor many (measured: 10 of 12, 1.7)."""
+    import numpy as np
+    rs = [run(t5220(16, **{"run.seed": str(s), "run.target_half_width": "0.001%"})) for s in range(1, 13)]
+    tpm = np.array([r.tpm for r in rs])
+    hw = np.array([r.tpm_half_width for r in rs])
+    assert int((np.abs(tpm - tpm.mean()) <= hw).sum()) >= 8
+    assert 0.8 < hw.mean() / tpm.std(ddof=1) < 3.0
+
+
+def test_device_figures_obey_the_utilisation_law_and_add_up_to_the_databases_io():
+    """iostat's columns of the UE10000's 36-drive raw stripe (2 KB blocks, 100 MB cache): U = X S per drive
+    (the utilisation law), MB/s = IOPS x 2 KB, and the stripe's IOPS are the database's physical reads and
+    writes (raw: no file-system page fills or read-ahead in between)."""
+    sc = scenario.load(None, {"users": 6, "think_time": "6 ms", "keying_time": "0 s", "warehouses": 200,
+                              "database.block_size": "2 KB", "database.redo_device": "redo",
+                              "database.db_cache": "100 MB", **SHORT}, profile="ue10000", workload="tpcc")
+    r = run(sc)
+    d = r.devices["data"]
+    assert d["iops"] > 100
+    assert d["util_pct"] == pytest.approx(d["iops"] / 36 * d["avg_service_ms"] / 1000 * 100, rel=0.005)
+    assert d["mb_per_s"] == pytest.approx(d["iops"] * 2048 / 2**20, rel=1e-6)
+    assert d["iops"] == pytest.approx(r.extra["physical_reads_per_s"] + r.extra["physical_writes_per_s"], rel=0.02)
+    # Little's law: what is at the drives is at most the 6 users' reads and DBWR's 256 async writes
+    assert d["avg_service_ms"] <= d["avg_response_ms"] and d["iops"] * d["avg_response_ms"] / 1000 <= 6 + 256
