@@ -44,7 +44,6 @@ class Dispatcher:
         self._t_last = env.now
         self.area_runq = 0.0
         self.strand_busy_time = [0.0] * spec.strands
-        self.dispatches = 0
         self.involuntary_switches = 0
         self.stats_since = env.now
         self._slice_cache: float | None = None
@@ -110,7 +109,6 @@ class Dispatcher:
         by_busy[n + 1].add(core)
         group_busy[gi] += 1
         self.busy_strands += 1
-        self.dispatches += 1
         burst.strand = strand
         burst.started = now
         run = burst.remaining
@@ -176,7 +174,7 @@ class Dispatcher:
         self._account()
         self.area_runq = 0.0
         self.strand_busy_time = [0.0] * self.cpu.cpu_count
-        self.dispatches = self.involuntary_switches = 0
+        self.involuntary_switches = 0
         self.stats_since = self.env.now
         self.cpu.reset_stats()
 
