@@ -351,3 +351,103 @@ def test_same_seed_same_results_bit_for_bit():
     a, b, c = _seeded_run(11), _seeded_run(11), _seeded_run(12)
     assert a == b  # exact equality: times, process order, strand time
     assert a[0] != c[0]  # a different seed does change the run (the check can fail)
+
+
+# --------------------------------------------------------------------------- one strand, by hand
+
+def _one_strand():
+    """One strand alone on its core, no stalls: 1e9 instructions a second, so 1e6 instructions are 1 ms;
+    the default quantum."""
+    env = simpy.Environment()
+    cpu = Cpu(env, make_spec(cores=1, strands=1, pipelines=1))
+    cpu.set_behaviour(MemoryBehaviour(0.0, 0.0))
+    return env, cpu, Dispatcher(env, cpu)
+
+
+def _arrivals(env, disp, plan, done):
+    """plan: (arrival time in ms, burst in ms); done gets (name, finish time in ms)."""
+    def proc(name, at, ms):
+        yield env.timeout(at / 1e3)
+        value = yield disp.run(ms * 1e6)
+        assert value is None
+        done.append((name, round(env.now * 1e3, 9)))
+
+    for name, (at, ms) in plan.items():
+        env.process(proc(name, at, ms))
+
+
+def test_run_queue_and_mpstat_by_hand():
+    # A (4 ms) at 0, B (3 ms) at 1 ms, C (2 ms) at 2 ms on one strand: B waits 1-4 ms, C 2-7 ms; the queue
+    # holds 1 on 1-2 ms, 2 on 2-4, 1 on 4-7: 8 ms x process over 20 ms = 0.4; the strand busy 9 of 20 ms.
+    env, cpu, disp = _one_strand()
+    done = []
+    _arrivals(env, disp, {"A": (0, 4), "B": (1, 3), "C": (2, 2)}, done)
+    env.run(until=0.020)
+    assert done == [("A", 4.0), ("B", 7.0), ("C", 9.0)]
+    assert disp.mean_run_queue() == pytest.approx(0.4, rel=1e-9)
+    assert disp.mean_run_queue() == pytest.approx(0.4, rel=1e-9)   # reading it changes nothing
+    assert disp.strand_utilisation() == [pytest.approx(0.45, rel=1e-9)]
+    busy, sys = cpu.strand_time()
+    assert busy == pytest.approx(0.009, rel=1e-9) and sys == 0.0    # no sys_share given: all usr
+    assert disp.involuntary_switches == 0                           # every burst under a quantum
+
+
+def test_reset_counts_from_the_reset_and_mpstat_never_exceeds_100_pct():
+    env, cpu, disp = _one_strand()
+    done = []
+    _arrivals(env, disp, {"A": (0, 4), "B": (1, 3), "C": (2, 2)}, done)
+    env.run(until=0.005)
+    disp.reset_stats()   # A done, B on the strand (4-7 ms), C waiting
+    env.run(until=0.0075)
+    # B's slice (4-7 ms) ended after the reset: counted whole, so 3 ms busy in 2.5 ms, shown as 100%
+    assert disp.strand_utilisation() == [1.0]
+    env.run(until=0.020)
+    # queue after the reset: C alone on 5-7 ms: 2 ms x process over 15 ms
+    assert disp.mean_run_queue() == pytest.approx(2 / 15, rel=1e-9)
+    # mpstat counts slices at their end (B 3 ms, C 2); the CPU's own clock only from the reset (5-9 ms)
+    assert disp.strand_utilisation() == [pytest.approx(5 / 15, rel=1e-9)]
+    assert cpu.strand_time()[0] == pytest.approx(0.004, rel=1e-9)
+
+
+def test_a_long_burst_alone_keeps_its_strand_and_a_late_arrival_waits_for_the_next_slice_end():
+    env, cpu, disp = _one_strand()
+    done = []
+    _arrivals(env, disp, {"alone": (0, 100)}, done)
+    env.run()
+    assert done == [("alone", 100.0)] and disp.involuntary_switches == 0   # ten quanta, nobody to yield to
+    env, cpu, disp = _one_strand()
+    done = []
+    # arriving 25 ms into a 1 s burst (its third 10 ms quantum): on the strand at 30 ms, done at 31 ms;
+    # the long burst is preempted once and ends 1 ms late
+    _arrivals(env, disp, {"long": (0, 1000), "late": (25, 1)}, done)
+    env.run()
+    assert done == [("late", 31.0), ("long", 1001.0)] and disp.involuntary_switches == 1
+    disp.reset_stats()
+    assert disp.involuntary_switches == 0
+
+
+def test_no_instructions_no_wait_even_on_a_saturated_cpu():
+    env, cpu, disp = _one_strand()
+    disp.run(1e9)                       # the only strand busy for 1 s
+    times = []
+
+    def proc():
+        yield env.timeout(0.001)
+        ev = disp.run(0.0)
+        yield ev
+        times.append(env.now)
+        assert ev.triggered and ev.ok and ev.value is None
+
+    env.process(proc())
+    env.run(until=0.002)
+    assert times == [0.001] and disp.run_queue_length() == 0
+
+
+def test_a_finished_burst_is_an_ordinary_processed_event():
+    env, cpu, disp = _one_strand()
+    ev = disp.run(1e6)
+    either = simpy.AnyOf(env, [ev, env.timeout(1.0)])
+    env.run(until=either)
+    assert env.now == pytest.approx(0.001, rel=1e-9)
+    assert ev.triggered and ev.processed and ev.ok and ev.value is None
+    assert either.value == {ev: None}

@@ -70,6 +70,170 @@ def test_slower_memory_never_raises_throughput():
     assert slow.tpm < fast.tpm
 
 
+# ---------------------------------------------------------------- the feedback loop, open loop
+
+class _SteadyCpu:
+    """Stands in for the cores: retires `ips` instructions per second whatever the memory latency (the
+    feedback with the loop cut open, so that every update has a closed form), and records every stall
+    model it is handed with the time and the latency behind it."""
+
+    def __init__(self, env, ips):
+        self.env, self.ips, self.base, self.t0 = env, ips, 0.0, 0.0
+        self.memory, self.applied = None, []
+
+    def instructions_retired(self):
+        return self.base + self.ips * (self.env.now - self.t0)
+
+    def set_rate(self, ips):
+        self.base, self.t0, self.ips = self.instructions_retired(), self.env.now, ips
+
+    def reset_stats(self):
+        self.base, self.t0 = 0.0, self.env.now
+
+    def set_behaviour(self, mem):
+        self.applied.append((self.env.now, self.memory.latency, mem))
+
+
+def _open_loop(name="rx5670", rho=0.5, mpi=0.01, until=1.0):
+    """A memory system fed by a steady CPU whose misses use `rho` of the bandwidth; another process keeps
+    the simulation alive until `until`."""
+    p = load_profile(name)
+    env = simpy.Environment()
+    m0 = MemorySystem(env, p.memory, p.cpu)
+    cpu = _SteadyCpu(env, rho * m0.bandwidth / m0.bytes_per_miss / mpi if mpi else 1e9)
+    m = MemorySystem(env, p.memory, p.cpu, cpu)
+    cpu.memory = m
+    env.timeout(until)   # another event: the simulation has more to do until then
+    m.set_misses_per_instruction(mpi)
+    return env, cpu, m
+
+
+def test_a_miss_moves_its_line_and_a_quarter_line_written_back():
+    # rx5670: 128-byte lines [SNC], one dirty line in four written back: 160 bytes a miss over the one
+    # front-side bus of the four sockets (controllers: 1)
+    p = load_profile("rx5670")
+    m = MemorySystem(simpy.Environment(), p.memory, p.cpu)
+    bus = 4 * p.memory.bandwidth_per_socket
+    assert m.bytes_per_miss == 160.0
+    assert m.service == pytest.approx(160.0 / bus, rel=1e-12)
+    assert m.utilisation(1e6) == pytest.approx(1e6 * 160.0 / bus, rel=1e-12)
+    # opteron-4way: a controller per socket, each with its socket's bandwidth; 64-byte lines -> 80 bytes
+    p = load_profile("opteron-4way")
+    m = MemorySystem(simpy.Environment(), p.memory, p.cpu)
+    assert m.controllers == 4 and m.bytes_per_miss == 80.0
+    assert m.service == pytest.approx(80.0 / p.memory.bandwidth_per_socket, rel=1e-12)
+    assert m.utilisation(1e6) == pytest.approx(1e6 * 80.0 / (4 * p.memory.bandwidth_per_socket), rel=1e-12)
+
+
+def test_loaded_latency_stays_finite_at_and_beyond_saturation():
+    p = load_profile("rx5670")
+    m = MemorySystem(simpy.Environment(), p.memory, p.cpu)
+    full = m.bandwidth / m.bytes_per_miss
+    # capped at rho = 0.95: the M/D/1 wait there is 0.95 s / (2 x 0.05) = 9.5 services (hand arithmetic)
+    for f in (0.95, 1.0, 2.0):
+        assert m.loaded_latency(f * full) == pytest.approx(m.unloaded + 9.5 * m.service, rel=1e-9)
+    assert m.loaded_latency(0.9 * full) == pytest.approx(m.unloaded + 4.5 * m.service, rel=1e-9)
+
+
+def test_stall_is_latency_times_clock_over_mlp_to_a_tenth_of_a_cycle():
+    p = load_profile("rx5670")  # 1 GHz, MLP 1.2
+    m = MemorySystem(simpy.Environment(), p.memory, p.cpu)
+    assert m.stall_cycles(210e-9) == 175.0
+    assert m.stall_cycles(100e-9) == 83.3  # 83.33.. cycles, to a tenth
+
+
+def test_latency_moves_half_way_to_the_loaded_latency_every_20_ms():
+    env, cpu, m = _open_loop(rho=0.5)
+    target = m.unloaded + m.service / 2  # M/D/1 at rho = 0.5
+    env.run(until=0.11)
+    updates = [(t, lat) for t, lat, _ in cpu.applied if t > 0]
+    # 20 ms apart, one update each (calling set_misses_per_instruction again would not add a loop)
+    assert [t for t, _ in updates] == pytest.approx([0.02, 0.04, 0.06, 0.08, 0.1], abs=1e-12)
+    for k, (_t, lat) in enumerate(updates, start=1):
+        assert lat == pytest.approx(target - (target - m.unloaded) * 0.5 ** k, rel=1e-12)
+    # the cores get latency x clock / MLP, to a tenth of a cycle
+    _t, lat, mem = cpu.applied[-1]
+    assert mem.stall_cycles == round(lat * 1e9 / 1.2, 1) and mem.misses_per_instruction == 0.01
+    assert mem.mlp == 1.2
+    # moves under 0.1% of the latency are not handed to the cores (their rate tables are kept): the 7th
+    # step, 20 ns / 2**7 = 0.16 ns, is below 0.1% of ~230 ns, the 6th (0.31 ns) is not
+    env.run(until=0.5)
+    updates = [lat for t, lat, _ in cpu.applied if t > 0]
+    assert len(updates) == 6 and m.latency == updates[-1]
+    assert updates[-1] == pytest.approx(target - (target - m.unloaded) * 0.5 ** 6, rel=1e-12)
+
+
+def test_feedback_loop_is_started_once():
+    env, cpu, m = _open_loop(rho=0.5)
+    m.set_misses_per_instruction(0.01)   # the same code again (a second workload phase, say)
+    env.run(until=0.05)
+    assert [t for t, _, _ in cpu.applied if t > 0] == pytest.approx([0.02, 0.04], abs=1e-12)
+
+
+def test_statistics_are_the_misses_and_bandwidth_of_the_intervals():
+    env, cpu, m = _open_loop(rho=0.5)
+    env.run(until=0.101)  # five intervals of equal misses
+    lats = [m.unloaded] + [lat for t, lat, _ in cpu.applied if t > 0][:4]   # latency during each interval
+    misses = cpu.ips * 0.1 * 0.01
+    assert m.misses == pytest.approx(misses, rel=1e-12)
+    assert m.mean_latency() == pytest.approx(sum(lats) / 5, rel=1e-12)
+    r = m.report(busy_strand_seconds=0.4, instructions=cpu.ips * 0.1)
+    assert r["memory_bandwidth_util_pct"] == pytest.approx(50.0, rel=1e-12)
+    assert r["memory_unloaded_latency_ns"] == pytest.approx(210.0, rel=1e-12)
+    assert r["memory_latency_ns"] == pytest.approx(sum(lats) / 5 * 1e9, rel=1e-12)
+    assert r["memory_latency_cycles"] == pytest.approx(sum(lats) / 5 * 1e9, rel=1e-12)   # 1 GHz
+    cpi = 0.4 * 1e9 / (cpu.ips * 0.1)
+    stall = 0.01 * sum(lats) / 5 * 1e9 / 1.2
+    assert r["cpi"] == pytest.approx(cpi, rel=1e-12) and r["cpi_data_stall"] == pytest.approx(stall, rel=1e-12)
+    assert r["cpi_other"] == pytest.approx(cpi - 1.2 - stall, rel=1e-9)
+    assert r["data_stall_share_pct"] == pytest.approx(100 * stall / cpi, rel=1e-12)
+
+
+def test_an_idle_interval_counts_no_misses_and_relaxes_towards_unloaded():
+    env, cpu, m = _open_loop(rho=0.5)
+    env.run(until=0.04)   # just before the update at 40 ms (run(until) stops ahead of events at that time)
+    cpu.set_rate(0.0)
+    env.run(until=0.041)
+    before, lat = m.misses, m.latency
+    env.run(until=0.061)
+    assert m.misses == before and m.busy_bandwidth == pytest.approx(0.02 * 0.5 * 2, rel=1e-12)  # 2 busy intervals
+    assert m.latency == pytest.approx(lat + 0.5 * (m.unloaded - lat), rel=1e-12)
+
+
+def test_after_a_reset_only_the_instructions_since_it_count():
+    env, cpu, m = _open_loop(rho=0.5)
+    env.run(until=0.05)
+    cpu.reset_stats()   # the cores' counters restart at warm-up's end (mid-interval)
+    m.reset_stats()
+    env.run(until=0.061)
+    assert m.misses == pytest.approx(cpu.ips * 0.01 * 0.01, rel=1e-9)  # 10 ms of instructions
+    assert m.span == pytest.approx(0.02, rel=1e-12)
+
+
+def test_feedback_stops_when_nothing_else_will_happen_and_restarts_on_demand():
+    env, cpu, m = _open_loop(rho=0.5, until=0.05)
+    while env.peek() < float("inf") and env.now < 1.0:
+        env.step()
+    assert env.now == pytest.approx(0.06, abs=1e-12)   # the first update after the last other event
+    n = len(cpu.applied)
+    m.set_misses_per_instruction(0.01)                 # the loop starts again
+    env.timeout(0.05)
+    env.run(until=env.now + 0.03)
+    assert len(cpu.applied) == n + 2 and cpu.applied[-1][0] == pytest.approx(0.08, abs=1e-12)
+
+
+def test_no_misses_no_feedback_and_an_empty_report():
+    env, cpu, m = _open_loop(rho=0.0, mpi=0.0)
+    assert cpu.applied and env.peek() == 1.0     # only the other process: no feedback loop
+    p = load_profile("rx5670")
+    fresh = MemorySystem(simpy.Environment(), p.memory, p.cpu)
+    r = fresh.report(busy_strand_seconds=0.0, instructions=0.0)
+    assert r == {"memory_latency_ns": pytest.approx(210.0), "memory_latency_cycles": pytest.approx(210.0),
+                 "memory_unloaded_latency_ns": pytest.approx(210.0), "memory_bandwidth_util_pct": 0.0}
+    r = fresh.report(busy_strand_seconds=1.0, instructions=1e9)
+    assert r["cpi_data_stall"] == 0.0 and r["cpi"] == pytest.approx(1.0)
+
+
 # ---------------------------------------------------------------- the memory account
 
 def _vm(ram=16 * 1024, swap=6 * 1024, kernel=1024):

@@ -159,3 +159,259 @@ def test_create_index_read_bottleneck_comes_with_more_streams_than_drive_segment
     assert many.devices["array"]["avg_service_ms"] > 5 * few.devices["array"]["avg_service_ms"]
     assert many_ev["db file sequential read"]["avg_ms"] > 50 * few_ev["db file sequential read"]["avg_ms"]
     assert many.elapsed > few.elapsed   # 8x the servers, yet slower: the drives, not the strands, bound it
+
+
+# --------------------------------------------------------------------------- the pool by hand
+
+class _Strands:
+    """A dispatcher with a strand for every burst, 1e9 instructions a second: a spawn takes 20 ms."""
+
+    def __init__(self, env):
+        self.env, self.bursts = env, []
+
+    def run(self, instructions, sys_share=0.0):
+        self.bursts.append((instructions, sys_share))
+        return self.env.timeout(instructions / 1e9)
+
+
+def _pool(cpu_count=4, **spec):
+    env = simpy.Environment()
+    return env, px.PxPool(env, _Strands(env), px.ParallelSpec(**spec), cpu_count)
+
+
+def _statement(env, pool, log, name, dop, hold, at=0.0):
+    def proc():
+        yield env.timeout(at)
+        got = yield from pool.acquire(dop, 2)
+        log.append((name, round(env.now, 9), got))
+        yield env.timeout(hold)
+        pool.release(got, 2)
+    env.process(proc())
+
+
+def test_defaults_scale_with_concurrent_parallel_users_and_given_limits_stay():
+    p = px.parameters(px.ParallelSpec(concurrent_parallel_users=2, parallel_degree_limit=6), 64)
+    assert p["parallel_max_servers"] == 1280 and p["parallel_servers_target"] == 512
+    assert p["parallel_degree_limit"] == 6 and p["default_dop"] == 128 and p["cpu_count"] == 64
+
+
+def test_min_servers_above_max_servers_is_refused_naming_both():
+    from sim.config import OltpsimError
+    with pytest.raises(OltpsimError, match="parallel_min_servers") as info:
+        _system(parallel_min_servers=30, parallel_max_servers=20)
+    assert "at most parallel_max_servers (20)" in str(info.value) and "30" in str(info.value)
+    _system(parallel_min_servers=20, parallel_max_servers=20)   # equal is fine
+
+
+def test_servers_are_spawned_one_at_a_time_and_kept():
+    env, pool = _pool(parallel_min_servers=2)        # cpu_count 4: 40 max, target 32, default DOP 8
+    assert pool.started == 2
+    log = []
+    _statement(env, pool, log, "a", 4, 1.0)
+    _statement(env, pool, log, "b", 2, 1.0, at=2.0)
+    env.run()
+    # a: 2 sets of 4, 2 already started: 6 spawns of 20 ms by the one spawner, though strands are free
+    assert log == [("a", 0.12, 4), ("b", 2.0, 2)]   # b finds started servers: no spawn
+    assert pool.dispatcher.bursts == [(px.SPAWN_INSTRUCTIONS, px.SPAWN_SYS_SHARE)] * 6
+    assert pool.report()["px_servers_started"] == 8 and pool.peak_busy == 8 and pool.busy == 0
+    assert pool.statements == 2
+    _statement(env, pool, log, "c", 6, 1.0, at=1.0)   # at 4 s: 12 servers, 8 started: 4 more
+    _statement(env, pool, log, "d", 2, 1.0, at=3.0)   # at 6 s: none more
+    env.run()
+    assert log[2:] == [("c", 4.08, 6), ("d", 6.0, 2)] and pool.started == 12
+    env, pool = _pool(parallel_min_servers=3)
+    log = []
+    _statement(env, pool, log, "e", 2, 1.0)            # 4 servers, 3 started: one spawn
+    env.run()
+    assert log == [("e", 0.02, 2)] and pool.started == 4
+    # a spawn is mostly kernel work (fork/exec, SGA attach)
+    assert 0.5 < pool.dispatcher.bursts[0][1] <= 1.0
+
+
+def test_statements_starting_together_spawn_each_server_once():
+    env, pool = _pool()
+    log = []
+    _statement(env, pool, log, "a", 4, 1.0)
+    _statement(env, pool, log, "b", 4, 1.0)
+    env.run()
+    # 16 servers at once, none started: 16 spawns of 20 ms, not 8 + 16 (b counting a's 8 as missing too);
+    # each statement asks the spawner for one server at a time, so their requests alternate: a's 8th is
+    # the 15th spawn, b's the 16th
+    assert log == [("a", 0.30, 4), ("b", 0.32, 4)]
+    assert pool.started == 16 and len(pool.dispatcher.bursts) == 16
+
+
+def test_min_servers_start_with_the_instance_within_max_servers():
+    env, pool = _pool(parallel_min_servers=50)       # default max: 40
+    assert pool.started == 40
+
+
+def test_queued_statements_go_first_in_first_out():
+    # auto, target 16: a holds 12 for 10 s; b (8) must wait; c (4) would fit now but queues behind b;
+    # d (10) queues behind c. At 10 s b and c go in (8 + 4 <= 16), d (12 + 10 > 16) waits for b's end
+    # (not let in at 10 s too, as if b's and c's servers were free until they resumed).
+    env, pool = _pool(parallel_degree_policy="auto", parallel_servers_target=16, parallel_min_servers=40)
+    log = []
+    _statement(env, pool, log, "a", 6, 10.0)
+    _statement(env, pool, log, "b", 4, 5.0, at=1.0)
+    _statement(env, pool, log, "c", 2, 10.0, at=2.0)
+    _statement(env, pool, log, "d", 5, 1.0, at=3.0)
+    env.run()
+    assert log == [("a", 0.0, 6), ("b", 10.0, 4), ("c", 10.0, 2), ("d", 15.0, 5)]
+    assert pool.queued == 3 and pool.queue_time == pytest.approx(9 + 8 + 12, rel=1e-12)
+    assert pool.peak_busy == 14 and not pool.queue and pool.busy == 0
+
+
+def test_the_target_is_a_hard_bound_and_serial_statements_never_queue():
+    env, pool = _pool(parallel_degree_policy="auto", parallel_servers_target=17, parallel_min_servers=40)
+    log = []
+    _statement(env, pool, log, "a", 6, 10.0)          # 12 of 17
+    _statement(env, pool, log, "b", 3, 1.0, at=1.0)   # 12 + 6 = 18 > 17: waits
+    _statement(env, pool, log, "s", 1, 1.0, at=2.0)   # serial: needs no server, does not queue behind b
+    env.run()
+    assert log == [("a", 0.0, 6), ("s", 2.0, 1), ("b", 10.0, 3)] and pool.queued == 1
+    assert pool.downgraded == 0
+
+
+def test_a_fresh_pool_reports_nothing_done():
+    _env, pool = _pool()
+    r = pool.report()
+    assert (r["px_statements"], r["px_queued"], r["px_downgraded"], r["px_queue_time_s"], r["px_servers_started"],
+            r["px_peak_busy"]) == (0, 0, 0, 0.0, 0, 0)
+
+
+@pytest.mark.parametrize("key, bad, good", [("parallel_max_servers", -1, 0), ("parallel_servers_target", -1, 0),
+                                            ("parallel_degree_limit", 0, 1), ("parallel_min_servers", -1, 0),
+                                            ("parallel_threads_per_cpu", 0, 1), ("concurrent_parallel_users", 0, 1),
+                                            ("parallel_min_time_threshold", "0 s", "1 s")])
+def test_parallel_settings_out_of_range_are_refused_naming_the_key(key, bad, good):
+    from sim.config import OltpsimError
+    with pytest.raises(OltpsimError) as info:
+        _system(**{key: bad})
+    assert key in str(info.value)
+    _system(**{key: good})
+
+
+def test_manual_policy_never_queues():
+    env, pool = _pool(parallel_servers_target=4, parallel_min_servers=40)
+    log = []
+    _statement(env, pool, log, "a", 4, 10.0)
+    _statement(env, pool, log, "b", 4, 10.0)
+    env.run()
+    assert log == [("a", 0.0, 4), ("b", 0.0, 4)] and pool.queued == 0
+
+
+def test_too_few_free_servers_for_two_per_set_run_serial():
+    env, pool = _pool(parallel_max_servers=10, parallel_min_servers=10)
+    log = []
+    _statement(env, pool, log, "a", 4, 10.0)     # 8 of 10
+    _statement(env, pool, log, "b", 4, 10.0)     # 2 free: 1 a set, so serial
+    _statement(env, pool, log, "c", 1, 1.0)      # serial by choice: not a downgrade
+    env.run(until=5.0)
+    assert [(n, g) for n, _t, g in log] == [("a", 4), ("b", 1), ("c", 1)]
+    assert pool.busy == 8 and pool.downgraded == 1 and pool.statements == 3
+
+
+def test_dop_rounds_up_and_never_drops_below_one():
+    auto = _system(parallel_degree_policy="auto", parallel_servers_target=32).instance.px
+    assert auto.dop(2, 10.5) == 2                         # ceil(1.05)
+    assert auto.dop(2, 10.0) == 1
+    tiny = _system(parallel_degree_policy="auto", parallel_servers_target=1).instance.px
+    assert tiny.dop(2, 1e6) == 1                          # the target holds less than a server a set
+    limited = _system(parallel_degree_policy="limited", parallel_servers_target=32).instance.px
+    assert limited.dop(2, 1e6, fixed=6) == 6              # limited: a fixed degree is used as it is
+    assert limited.dop(2, 45.0) == 5                      # no fixed degree: as auto
+    assert limited.dop(2, 5.0) == 1
+
+
+def test_granules_by_hand():
+    b = 8192.0
+    assert px.granules(10 * b, 1, b) == [(k * b, b) for k in range(10)]    # fewer blocks than 13: a block each
+    g = px.granules(100 * b, 2, b)                                         # 26 granules of 100 blocks
+    assert len(g) == 26 and {n / b for _o, n in g} == {3.0, 4.0} and g[0] == (0.0, 4 * b)
+    assert px.granules(100.0, 4, b) == [(0.0, b)]                          # under a block: one block
+
+
+# --------------------------------------------------------------------------- a statement by hand
+
+class _Session:
+    def __init__(self, env, log):
+        self.env, self.log = env, log
+
+    def io(self, device, kind, nbytes, offset, event_name):
+        self.log.append((kind, nbytes, offset, event_name))
+        yield self.env.timeout(0.0)
+
+    def cpu(self, instructions, sys_share=0.0):
+        self.log.append(("cpu", instructions, sys_share))
+        return self.env.timeout(instructions / 1e9)
+
+
+class _Instance:
+    def __init__(self):
+        self.env, self.log, self.sessions = simpy.Environment(), [], 0
+        self.spec = type("Spec", (), {"block_size": 8192.0})
+
+    def new_session(self):
+        self.sessions += 1
+        return _Session(self.env, self.log)
+
+
+def _px_statement(dop, consume_s, size=2 * MB, message=256 * 1024.0, finish_s=0.0):
+    inst = _Instance()
+    got, backlog = {}, []
+    stmt = None
+
+    def consume(session, nbytes):
+        backlog.append(stmt.scanned - stmt.consumed)
+        yield inst.env.timeout(consume_s)
+
+    def finish(session, index, nbytes):
+        yield inst.env.timeout(finish_s)
+        got[index] = nbytes
+
+    stmt = px.PxStatement(inst, dop=dop, device=None, segment_offset=1e9, segment_bytes=size, read_size=64 * 1024.0,
+                          read_event="direct path read", message_bytes=message, produce_instructions_per_mb=1e6,
+                          consume=consume, finish=finish, sys_share=0.25)
+
+    def whole():
+        yield from stmt.run()
+        got["ended"] = inst.env.now
+    inst.env.process(whole())
+    inst.env.run()
+    return inst, stmt, got, backlog
+
+
+@pytest.mark.parametrize("dop", [1, 3])
+def test_a_statement_reads_every_byte_once_and_hands_all_of_it_on(dop):
+    inst, stmt, got, _ = _px_statement(dop, 0.001)
+    reads = sorted((o, n) for k, n, o, _e in [x for x in inst.log if x[0] == "read"])
+    assert reads[0][0] == 1e9 and all(o2 == o1 + n1 for (o1, n1), (o2, _n) in zip(reads, reads[1:]))
+    assert sum(n for _o, n in reads) == 2 * MB and all(n <= 64 * 1024.0 for _o, n in reads)
+    assert {e for k, *_x, e in inst.log if k == "read"} == {"direct path read"}
+    cpu = [x for x in inst.log if x[0] == "cpu"]
+    assert sum(i for _k, i, _s in cpu) == pytest.approx(2e6, rel=1e-12) and {s for *_x, s in cpu} == {0.25}
+    ended = got.pop("ended")
+    assert stmt.scanned == stmt.consumed == 2 * MB and sum(got.values()) == 2 * MB
+    assert sorted(got) == list(range(dop)) and inst.sessions == 2 * dop
+    assert ended == inst.env.now
+
+
+def test_a_statement_ends_when_its_last_consumer_has_finished_and_its_cpu_is_user_time_unless_said():
+    inst, stmt, got, _ = _px_statement(2, 0.001, finish_s=5.0)
+    assert got["ended"] == inst.env.now and inst.env.now > 5.0
+    inst2 = _Instance()
+    s = px.PxStatement(inst2, dop=1, device=None, segment_offset=0.0, segment_bytes=8192.0, read_size=8192.0,
+                       read_event="x", message_bytes=8192.0, produce_instructions_per_mb=1e6,
+                       consume=lambda session, n: iter([]))
+    inst2.env.process(s.run())
+    inst2.env.run()
+    assert [x[2] for x in inst2.log if x[0] == "cpu"] == [0.0] and s.consumed == 8192.0
+
+
+def test_slow_consumers_hold_the_producers_back():
+    # one producer and one consumer, granules of one 64 KB read (13 of them), a message a read, reads
+    # instant, consuming 1 s a message: when the consumer takes a message the producer's blocked put goes
+    # in, so the producer is ahead by the table queue's 2 messages a consumer and the one being consumed
+    _inst, stmt, _got, backlog = _px_statement(1, 1.0, size=13 * 64 * 1024.0, message=64 * 1024.0)
+    assert max(backlog) == 3 * 64 * 1024.0 and len(backlog) == 13

@@ -98,6 +98,8 @@ class PxPool:
         self.params = parameters(spec, cpu_count)
         self.started = min(spec.parallel_min_servers, self.params["parallel_max_servers"])
         self.busy = 0
+        self.admitted = 0   # servers of queued statements let in by a release, not yet taken (busy) by them
+        self.spawning = 0   # servers being spawned for statements that hold them (busy, not yet started)
         self.queue: deque[tuple[int, simpy.Event]] = deque()
         self.spawner = simpy.Resource(env, 1)   # PSP0
         self.statements = self.queued = self.downgraded = 0
@@ -133,14 +135,15 @@ class PxPool:
         want = dop * sets
         if self.spec.parallel_degree_policy == "auto":
             target = self.params["parallel_servers_target"]
-            if self.queue or self.busy + want > target:
+            if self.queue or self.busy + self.admitted + want > target:
                 ev = simpy.Event(self.env)
                 self.queue.append((want, ev))
                 self.queued += 1
                 t0 = self.env.now
                 yield ev
                 self.queue_time += self.env.now - t0
-        free = self.params["parallel_max_servers"] - self.busy
+                self.admitted -= want
+        free = self.params["parallel_max_servers"] - self.busy - self.admitted
         granted = min(dop, free // sets)
         if granted < dop:
             self.downgraded += 1
@@ -148,12 +151,16 @@ class PxPool:
             return 1
         self.busy += granted * sets
         self.peak_busy = max(self.peak_busy, self.busy)
-        missing = self.busy - self.started
-        for _ in range(max(0, missing)):
-            with self.spawner.request() as req:
-                yield req
-                yield self.dispatcher.run(SPAWN_INSTRUCTIONS, SPAWN_SYS_SHARE)
-            self.started += 1
+        # servers neither started nor being spawned for a statement that started before this one
+        missing = self.busy - self.started - self.spawning
+        if missing > 0:
+            self.spawning += missing
+            for _ in range(missing):
+                with self.spawner.request() as req:
+                    yield req
+                    yield self.dispatcher.run(SPAWN_INSTRUCTIONS, SPAWN_SYS_SHARE)
+                self.started += 1
+                self.spawning -= 1
         return granted
 
     def release(self, dop: int, sets: int) -> None:
@@ -161,8 +168,11 @@ class PxPool:
             return
         self.busy -= dop * sets
         target = self.params["parallel_servers_target"]
-        while self.queue and self.busy + self.queue[0][0] <= target:
+        # let statements in first come first served while they fit; the ones let in take their
+        # servers only when they resume, so count them (admitted) against the target meanwhile
+        while self.queue and self.busy + self.admitted + self.queue[0][0] <= target:
             want, ev = self.queue.popleft()
+            self.admitted += want
             ev.succeed()
 
     def report(self) -> dict:

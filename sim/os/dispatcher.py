@@ -44,7 +44,6 @@ class Dispatcher:
         self._t_last = env.now
         self.area_runq = 0.0
         self.strand_busy_time = [0.0] * spec.strands
-        self.dispatches = 0
         self.involuntary_switches = 0
         self.stats_since = env.now
         self._slice_cache: float | None = None
@@ -88,9 +87,9 @@ class Dispatcher:
         """Put a burst on an idle strand: the least busy core (the lowest-numbered of equals),
         then its least busy pipeline group. Called only while a strand is idle."""
         now = self.env._now
-        # _account(), inlined: the run queue is empty most of the time
-        self.area_runq += (now - self._t_last) * len(self.runq)
-        self._t_last = now
+        # No _account() here: the run queue's length changes only in run() and _slice_done(), which
+        # account for it first; a burst starts either from run() with the queue empty (a strand is idle)
+        # or from _slice_done() at the instant it accounted, so the area would grow by exactly 0.
         by_busy, core_busy = self._by_busy, self._core_busy
         for cores in by_busy:
             if cores:
@@ -110,7 +109,6 @@ class Dispatcher:
         by_busy[n + 1].add(core)
         group_busy[gi] += 1
         self.busy_strands += 1
-        self.dispatches += 1
         burst.strand = strand
         burst.started = now
         run = burst.remaining
@@ -176,7 +174,7 @@ class Dispatcher:
         self._account()
         self.area_runq = 0.0
         self.strand_busy_time = [0.0] * self.cpu.cpu_count
-        self.dispatches = self.involuntary_switches = 0
+        self.involuntary_switches = 0
         self.stats_since = self.env.now
         self.cpu.reset_stats()
 

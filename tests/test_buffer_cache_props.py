@@ -1,0 +1,93 @@
+"""The buffer cache (sim/db/buffer_cache.py) by hand: Che's approximation where it has a closed form
+(uniform blocks: an LRU cache of C of n equally popular blocks hits C / n), the dirty-block writes of
+the residency argument, and what each segment's odds add up to."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from sim.db.buffer_cache import BufferCache, Segment
+
+
+def _uniform(name, blocks, rate, update_share=0.0, read_on_miss=True):
+    return Segment(name, np.array([rate]), np.array([float(blocks)]), update_share, read_on_miss)
+
+
+def test_uniform_blocks_hit_in_proportion_to_the_cache_and_dirty_ones_are_written_at_eviction():
+    # 1000 blocks touched 0.01 times a transaction each, 250 buffers: P(hit) = 1/4 (Che, exact for equal rates)
+    cache = BufferCache([_uniform("t", 1000, 0.01, update_share=0.4)], 250.0)
+    odds = cache.odds["t"]
+    assert odds.miss == pytest.approx(0.75, rel=1e-9) and cache.hit_ratio() == pytest.approx(0.25, rel=1e-9)
+    # a block stays for a geometric number of touches (mean 1 / 0.75) and is written at eviction if one
+    # of them changed it: P(dirty) = u / (1 - (1 - p)(1 - u)) = 0.4 / 0.85; 7.5 misses a transaction
+    assert odds.writes_per_tx == pytest.approx(7.5 * 0.4 / 0.85, rel=1e-9)
+    assert odds.os_hit == 0.0 and odds.write_os_hit == 0.0          # no OS page cache under it
+
+
+def test_a_read_only_segment_writes_nothing_and_a_cache_holding_everything_misses_nothing():
+    cache = BufferCache([_uniform("t", 1000, 0.01)], 250.0)
+    assert cache.odds["t"].writes_per_tx == 0.0
+    cache = BufferCache([_uniform("t", 1000, 0.01, update_share=1.0)], 1000.0)
+    odds = cache.odds["t"]
+    assert (odds.miss, odds.os_hit, odds.writes_per_tx, odds.write_os_hit) == (0.0, 0.0, 0.0, 0.0)
+    assert cache.hit_ratio() == 1.0
+
+
+def test_each_segment_gets_its_own_share_of_one_lru():
+    # 1000 blocks at 0.02 and 500 at 0.01 a transaction share 300 buffers: one characteristic time T,
+    # 1000 (1 - e^{-0.02 T}) + 500 (1 - e^{-0.01 T}) = 300, solved here on its own
+    T = brentq(lambda t: 1000 * -math.expm1(-0.02 * t) + 500 * -math.expm1(-0.01 * t) - 300.0, 1e-9, 1e6, xtol=1e-14)
+    a, b = _uniform("a", 1000, 0.02, 0.5), _uniform("b", 500, 0.01)
+    cache = BufferCache([a, b], 300.0)
+    miss_a, miss_b = math.exp(-0.02 * T), math.exp(-0.01 * T)
+    assert cache.odds["a"].miss == pytest.approx(miss_a, rel=1e-7)
+    assert cache.odds["b"].miss == pytest.approx(miss_b, rel=1e-7)
+    # the hit ratio weighs each segment by its touches: 20 and 5 a transaction
+    assert cache.hit_ratio() == pytest.approx(1 - (20 * miss_a + 5 * miss_b) / 25, rel=1e-7)
+    assert cache.odds["a"].writes_per_tx == pytest.approx(20 * miss_a * 0.5 / (1 - (1 - miss_a) * 0.5), rel=1e-7)
+    assert cache.odds["b"].writes_per_tx == 0.0
+    # a segment whose misses read nothing (undo reused as new) still takes buffers, but is not in the ratio
+    cache2 = BufferCache([a, Segment("b", b.rates, b.counts, 0.0, read_on_miss=False)], 300.0)
+    assert cache2.odds["b"].miss == pytest.approx(miss_b, rel=1e-7)
+    assert cache2.hit_ratio() == pytest.approx(1 - miss_a, rel=1e-7)
+
+
+def test_an_os_page_cache_holding_every_block_serves_every_miss():
+    for page_blocks, policy in ((1, "lru"), (1, "fifo"), (4, "lru")):
+        cache = BufferCache([_uniform("t", 1000, 0.01, update_share=0.4)], 250.0, 1000.0, page_blocks, policy)
+        odds = cache.odds["t"]
+        assert odds.miss == pytest.approx(0.75, rel=1e-9)
+        assert odds.os_hit == pytest.approx(1.0, abs=1e-9) and odds.write_os_hit == pytest.approx(1.0, abs=1e-9)
+
+
+def test_checkpoints_write_the_cached_blocks_changed_since_the_last_one():
+    # 100 blocks, all cached, each changed 0.02 times a transaction (touched 0.1, a fifth of the touches
+    # change it): a checkpoint every 50 transactions finds it dirty with P = 1 - e^{-0.02 x 50}
+    cache = BufferCache([_uniform("t", 100, 0.1, update_share=0.2)], 100.0)
+    assert cache.checkpoint_writes(50.0)["t"] == pytest.approx(100 * -math.expm1(-1.0) / 50, rel=1e-12)
+    # no changed block older than 50 transactions: a write every 1/c + 50 transactions
+    assert cache.timeout_writes(50.0)["t"] == pytest.approx(100 * 0.02 / (1 + 0.02 * 50), rel=1e-12)
+    # both, the timeout no shorter than the checkpoint interval: the checkpoints alone
+    assert cache.both_writes(50.0, 60.0)["t"] == pytest.approx(cache.checkpoint_writes(50.0)["t"], rel=1e-12)
+    # half the blocks cached: half as many written by checkpoints (the others are written at eviction)
+    half = BufferCache([_uniform("t", 100, 0.1, update_share=0.2)], 50.0)
+    assert half.checkpoint_writes(50.0)["t"] == pytest.approx(cache.checkpoint_writes(50.0)["t"] / 2, rel=1e-9)
+    assert half.timeout_writes(50.0)["t"] == pytest.approx(cache.timeout_writes(50.0)["t"] / 2, rel=1e-9)
+    assert half.both_writes(50.0, 20.0)["t"] == pytest.approx(cache.both_writes(50.0, 20.0)["t"] / 2, rel=1e-9)
+
+
+def test_a_segment_by_default_is_read_only_and_read_on_a_miss():
+    seg = Segment("t", np.array([0.01]), np.array([1000.0]))
+    cache = BufferCache([seg], 250.0)
+    assert cache.odds["t"].writes_per_tx == 0.0 and cache.hit_ratio() == pytest.approx(0.25, rel=1e-9)
+
+
+def test_without_an_os_page_cache_pages_and_policy_change_nothing():
+    plain = BufferCache([_uniform("t", 1000, 0.01, update_share=0.4)], 250.0).odds["t"]
+    for page_blocks, policy in ((4, "lru"), (1, "fifo"), (4, "fifo")):
+        odds = BufferCache([_uniform("t", 1000, 0.01, update_share=0.4)], 250.0, 0.0, page_blocks, policy).odds["t"]
+        assert odds == plain and odds.os_hit == 0.0
