@@ -91,3 +91,21 @@ def test_without_an_os_page_cache_pages_and_policy_change_nothing():
     for page_blocks, policy in ((4, "lru"), (1, "fifo"), (4, "fifo")):
         odds = BufferCache([_uniform("t", 1000, 0.01, update_share=0.4)], 250.0, 0.0, page_blocks, policy).odds["t"]
         assert odds == plain and odds.os_hit == 0.0
+
+
+def test_page_level_hits_of_a_segment_do_not_depend_on_where_it_is_listed():
+    """Level 2 over 8 KB pages of four 2 KB blocks: per-block segments are cut into runs of pages (one
+    padded), a one-rate segment shares its pages; each segment's (h1, h2) must come back to it whatever
+    the order the segments are given in, and blocks of a page share its level-2 fate."""
+    from sim.db.buffer_cache import _paged_hits
+    rng = np.random.default_rng(3)
+    a = Segment("a", rng.pareto(1.5, 10) + 0.01, np.full(10, 3.0))     # 10 blocks: 3 pages, 2 blocks padded
+    b = Segment("b", rng.pareto(1.5, 8) + 0.01, np.full(8, 5.0))       # 8 blocks: 2 pages
+    c = Segment("c", np.array([0.02]), np.array([400.0]))              # one rate: 400 alike blocks
+    args = (60.0, 40.0, 4)                                             # buffers, OS pages, blocks a page
+    h1, h2 = _paged_hits([a, b, c], *args)
+    g1, g2 = _paged_hits([c, b, a], *args)
+    assert len(h1) == len(g1) == 10 + 8 + 1                            # a one-rate segment: one bucket
+    for mine, theirs in ((slice(0, 10), slice(9, 19)), (slice(10, 18), slice(1, 9)), (slice(18, 19), slice(0, 1))):
+        assert np.allclose(h1[mine], g1[theirs]) and np.allclose(h2[mine], g2[theirs])
+    assert 0 < h1.min() and h1.max() < 1 and 0 < h2.min() and h2.max() < 1
