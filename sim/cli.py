@@ -90,7 +90,7 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     click.echo(report.summary(result) if brief else report.full(result))
     if json_file:
         _write("--json", json_file, result.to_json())
-    if result.status in report.NO_FIGURES:
+    if result.status in report.NO_FIGURES or result.status == "timeout":   # no answer to the question asked
         hint = _OUT_OF_MEMORY_KEYS if result.status == "out_of_memory" else ""
         click.echo(f"oltpsim: {result.status.replace('_', ' ')}: {result.message}{hint}", err=True)
         sys.exit(1)

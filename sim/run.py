@@ -87,6 +87,7 @@ def _collector_spared():
 
 def _run_steady(system: System, workload, result: Result, progress) -> None:
     env, spec = system.env, system.scenario.spec.run
+    max_time = spec.cap(batch=False)
     if spec.settle_writer:
         system.instance.watch_writer(spec.warmup / 2)
     env.run(until=spec.warmup)
@@ -106,13 +107,13 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
         last = workload.completed
         measured = env.now - start
         if progress:
-            progress(min(1.0, measured / spec.max_time))
+            progress(min(1.0, measured / max_time))
         if len(batches) >= spec.min_batches:
             mean = sum(batches) / len(batches)
             hw = batch_means_halfwidth(batches)
             if mean > 0 and hw / mean <= spec.target_half_width:
                 break
-        if measured >= spec.max_time - 1e-9:
+        if measured >= max_time - 1e-9:
             break
     span = env.now - start
     report = workload.report(span)
@@ -126,19 +127,22 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     _collect(system, result, span)
 
 
+PROGRESS_STEP = 10.0   # s simulated between a batch job's progress reports: a bar that moves on a long job
+
+
 def _run_batch(system: System, workload, result: Result, progress) -> None:
     env, spec = system.env, system.scenario.spec.run
-    done = workload.done
-    step = spec.max_time / 100.0
-    while not done.triggered and env.now < spec.max_time:
+    done, max_time = workload.done, spec.cap(batch=True)
+    step = min(max_time / 100.0, PROGRESS_STEP)
+    while not done.triggered and env.now < max_time:
         # Stop at the job's end, not at the next progress step: the elapsed time is the job's.
-        tick = env.timeout(min(step, spec.max_time - env.now))
+        tick = env.timeout(min(step, max_time - env.now))
         env.run(until=simpy.AnyOf(env, [done, tick]))
         if progress:
             progress(min(1.0, workload.progress()))
     span = env.now
     if not done.triggered:
-        result.status, result.message = "timeout", (f"not finished after {spec.max_time:g} s simulated (run.max_time; "
+        result.status, result.message = "timeout", (f"not finished after {max_time:g} s simulated (run.max_time; "
                                                      "a larger one lets it finish)")
     result.elapsed = span
     result.measured_time = span

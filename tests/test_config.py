@@ -251,6 +251,14 @@ def test_zero_jobs_is_refused(args):
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+def test_a_batch_job_cut_at_run_max_time_exits_1_saying_so():
+    proc = cli("run", "--profile", "t5220", "--workload", "rman", "--set", "channels=1", "--set", "run.max_time=60 s")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("oltpsim: timeout: not finished after 60 s simulated (run.max_time; a larger one "
+                                   "lets it finish)")
+    assert "outcome: TIMEOUT" in proc.stdout and "elapsed: 0:01:00.00" in proc.stdout
+
+
 def test_an_sga_larger_than_memory_exits_1_naming_the_settings_that_decide_it():
     proc = cli("run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--set", "database.db_cache=200 GB")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
@@ -266,7 +274,7 @@ def test_every_listed_setting_takes_its_listed_default_back():
 
     listed = {k: d for k, d, _doc in _settings(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")}
     assert listed["database.block_size"] == "8 KB" and listed["os.filesystem"] == "raw"
-    assert listed["run.max_time"] == "120 s" and listed["database.db_cache"] == "(omit)"
+    assert listed["run.max_time"] == "(omit)" and listed["run.warmup"] == "2 s" and listed["database.db_cache"] == "(omit)"
     assert "database.parallel.parallel_degree_policy" in listed
     base = scenario.load(None, {"users": 8}, profile="t5220", workload="tpcc")
     for key, default in listed.items():

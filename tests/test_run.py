@@ -193,6 +193,15 @@ def test_a_batch_job_cut_at_run_max_time_is_a_timeout_and_one_that_ends_is_timed
     assert cut.elapsed == cut.measured_time == pytest.approx(done.elapsed / 2)
 
 
+def test_a_batch_job_runs_to_its_end_unless_run_max_time_is_set():
+    # the steady runs' 120-s cap is not a batch job's: a backup longer than that finishes by default
+    settings = {"channels": 1, "datafiles_mb": [20000.0], "compressed": False}
+    done = run(scenario.load(None, settings, profile="t5220", workload="rman"))
+    assert done.status == "ok" and done.elapsed > 1.5 * 120.0
+    cut = run(scenario.load(None, {**settings, "run.max_time": "120 s"}, profile="t5220", workload="rman"))
+    assert cut.status == "timeout" and cut.elapsed == pytest.approx(120.0)
+
+
 def test_an_out_of_memory_run_reports_its_outcome_and_no_figures():
     sc = scenario.load(None, {"users": 8, "database.db_cache": "2 GB", "hardware.memory.size": "1 GB"},
                        profile="t5220", workload="tpcc")
@@ -207,8 +216,8 @@ def test_progress_is_reported_as_a_rising_fraction_to_the_end():
     r = run(t5220(16, **{"run.target_half_width": "0.001%"}), progress=steady.append)   # runs to run.max_time
     assert len(steady) == r.extra["batches"] and steady == sorted(steady) and steady[-1] == pytest.approx(1.0)
     assert steady[0] == pytest.approx(1 / len(steady))
-    run(scenario.load(None, {"channels": 1, "datafiles_mb": [600.0], "compressed": False}, profile="t5220",
-                      workload="rman"), progress=batch.append)   # ~6 s: several of the 1.2-s progress steps
+    run(scenario.load(None, {"channels": 1, "datafiles_mb": [6000.0], "compressed": False}, profile="t5220",
+                      workload="rman"), progress=batch.append)   # ~64 s: several of the 10-s progress steps
     assert len(batch) >= 2 and batch == sorted(batch) and 0.0 < batch[0] < 1.0 and batch[-1] == 1.0   # it moves
 
 
