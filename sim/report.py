@@ -86,8 +86,12 @@ def summary(r: Result) -> str:
         lines.append(f"throughput: no transaction completed in the measured {r.measured_time:g} s; "
                      f"a longer run.max_time (or shorter think/keying times) gives a figure")
     elif r.tpm is not None:
-        hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
-        lines.append(f"throughput: {r.tpm:,.0f} TPM{hw}   ({r.throughput_per_s:,.1f} tx/s){_short_of_target(r)}")
+        if "iops_per_db_cpu" in r.extra:   # SLOB's operations are block reads, not transactions: LIOPS
+            hw = f" ± {r.tpm_half_width / 60.0:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
+            lines.append(f"throughput: {r.throughput_per_s:,.0f} logical reads/s{hw}{_short_of_target(r)}")
+        else:
+            hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
+            lines.append(f"throughput: {r.tpm:,.0f} TPM{hw}   ({r.throughput_per_s:,.1f} tx/s){_short_of_target(r)}")
     if r.elapsed is not None:
         h, rem = divmod(r.elapsed, 3600)
         m, s = divmod(rem, 60)

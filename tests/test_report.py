@@ -186,3 +186,21 @@ def test_on_a_buffered_file_system_each_physical_read_is_a_page_cache_hit_or_a_d
     x = ue10000[0].extra
     assert x["os_cache_hits_per_s"] > 0 and x["disk_reads_per_s"] > 0
     assert x["os_cache_hits_per_s"] + x["disk_reads_per_s"] == pytest.approx(x["physical_reads_per_s"], rel=0.01)
+
+
+def test_slob_reports_logical_reads_a_second_and_its_iops_apart():
+    """SLOB's operation is a block read: its throughput is logical reads a second (LIOPS), its IOPS the
+    share of them the cache missed (hit ratio cache/schema for uniform access); a schema the cache holds
+    is SLOB's LIO test: reads at CPU speed and no I/O, not 'no transaction completed'."""
+    out = {}
+    for schema, cache in (("10 GB", "2 GB"), ("1 GB", "2 GB")):
+        sets = {"sessions": 4, "schema_size": schema, "database.db_cache": cache, **SHORT}
+        r = out[schema] = run(scenario.load(None, sets, profile="opteron-2way", workload="slob"))
+        said = [x for x in report.summary(r).splitlines() if x.startswith("throughput:")][0]
+        assert said.startswith(f"throughput: {r.throughput_per_s:,.0f} logical reads/s ± "
+                               f"{r.tpm_half_width / 60:,.0f} (95% CI)") and "TPM" not in said
+    missed = out["10 GB"].extra["iops"] / out["10 GB"].throughput_per_s
+    assert missed == pytest.approx(1 - 2 / 10, abs=0.03)   # ~1,450 reads: 0.8 +- 0.011 (1 sd)
+    cached = out["1 GB"]
+    assert cached.extra["iops"] == 0 and cached.throughput_per_s > 50 * out["10 GB"].throughput_per_s
+    assert cached.cpu_idle < 1.0      # four sessions on two CPUs, never waiting
