@@ -177,7 +177,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="local worker processes (default: all cores)")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
 @click.option("--dask-local", type=click.IntRange(min=1), metavar="N", help="run on a Dask LocalCluster of N processes started here")
-@click.option("--metric", help="figure summarised and plotted (default: tpm, or elapsed for batch jobs)")
+@click.option("--metric", help="figure summarised and plotted (default: the workload's own: tpm, elapsed for batch jobs, extra.iops for slob and calibrate_io)")
 @click.option("--plot", "plot_x", metavar="SETTING", help="plot the metric against this varied setting")
 @click.option("--by", multiple=True, metavar="SETTING", help="one line per value of this setting (default: the others)")
 def sweep(scenario_file, profile, workload, varies, points_file, sets, replications, out, jobs, scheduler, dask_local,

@@ -48,6 +48,7 @@ from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_tex
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.scenario import TOP_KEYS, Scenario, apply_overrides, resolve, setting_path
+import workloads
 
 # Runs whose figures enter the means and intervals: not a batch job cut off at max_time
 # ("timeout": its elapsed time is only a lower bound), nor a failed run.
@@ -308,7 +309,7 @@ class SweepResult:
 
     @property
     def metric(self) -> str:
-        """The primary figure: TPM for steady-state workloads, elapsed time for batch jobs."""
+        """The primary figure: the workload's own (TPM, elapsed time, IOPS: primary_metric)."""
         return primary_metric(self.table)
 
     def summary(self, metrics: list[str] | None = None):
@@ -449,6 +450,14 @@ def _runs_frame(rows: list[dict]):
 
 
 def primary_metric(table) -> str:
+    """The figure summarised and plotted unless --metric says: the workload's own (its `primary`: TPM,
+    a batch job's elapsed time, the IOPS of SLOB and CALIBRATE_IO), where the runs are of one workload."""
+    names = table["in.workload"].dropna().unique() if "in.workload" in table else ()
+    if len(names) == 1:
+        primary = getattr(workloads.get(names[0]).Workload, "primary", None)
+        for column in (primary, f"extra.{primary}"):
+            if column in table and table[column].notna().any():
+                return column
     return "tpm" if "tpm" in table and table["tpm"].notna().any() else "elapsed"
 
 

@@ -77,6 +77,20 @@ def test_confidence_interval_is_student_t_across_replications():
     assert np.isnan(s["tpm.ci95"][1])                                                   # one replication: no interval
 
 
+@pytest.mark.parametrize("workload, columns, primary", [
+    ("tpcc", {"tpm": 1.0, "elapsed": None}, "tpm"),
+    ("rman", {"tpm": None, "elapsed": 5.0}, "elapsed"),
+    ("slob", {"tpm": 6e4, "extra.iops": 800.0}, "extra.iops"),           # IOPS, not logical reads a minute
+    ("calibrate_io", {"elapsed": 3.6, "extra.iops": 5e3}, "extra.iops"),  # max_iops, not the ramp's length
+])
+def test_a_sweep_summarises_the_workloads_own_figure(workload, columns, primary):
+    table = pd.DataFrame([{"in.workload": workload, **columns}])
+    assert sw.primary_metric(table) == primary
+    mixed = pd.DataFrame([{"in.workload": "slob", "tpm": 6e4, "extra.iops": 800.0},
+                          {"in.workload": "tpcc", "tpm": 1.0, "extra.iops": None}])
+    assert sw.primary_metric(mixed) == "tpm"    # two workloads: the figure they share
+
+
 def test_summary_and_plot_show_the_means_with_their_intervals(grid):
     s = grid.summary()
     fig = grid.plot("users", by="name")

@@ -70,6 +70,7 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
 
 class Workload:
     kind = "batch"
+    primary = "iops"      # its max_iops
 
     def __init__(self, system, params: Params):
         self.system, self.params = system, params
