@@ -140,7 +140,10 @@ def _with_progress(fn, label: str):
               help="run every row under this many seeds (its run.seed and the ones after it) and score the mean, "
                    "with its 95% interval across the seeds")
 def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
-    """Re-run published tables and print simulated beside published."""
+    """Re-run published tables and print simulated beside published.
+
+    IDS: experiment ids or prefixes (oltpsim experiments), or paths of experiment YAMLs of your own
+    (your measurements, in the form of experiments/*.yaml)."""
     from sim import experiments as ex
 
     exps = ex.select(list(ids) or None, quick=quick)

@@ -131,9 +131,22 @@ def load_experiment(path: Path | str) -> ExperimentSpec:
     return build(ExperimentSpec, read_yaml(path), Source(str(path)))
 
 
+def _is_file_name(i: str) -> bool:
+    return Path(i).suffix in (".yaml", ".yml")
+
+
+def _open_experiment(i: str) -> ExperimentSpec:
+    """An experiment of the user's own (their measurements beside the model), by the path of its YAML."""
+    path = Path(i)
+    if not path.is_file():
+        raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
+                           "built-in experiment id (oltpsim experiments) or the path of an experiment YAML")
+    return load_experiment(path)
+
+
 def select(ids: list[str] | str | None = None, quick: bool = False) -> list[ExperimentSpec]:
     """Experiments by id: a list of ids, one id, or None for all (prefixes allowed: 'tseries'
-    selects every tseries.* experiment)."""
+    selects every tseries.* experiment); an item ending .yaml is an experiment file of the user's own."""
     paths = experiment_paths()
     if isinstance(ids, str):   # select('tseries.rman'): one id, not its letters
         ids = [ids]
@@ -147,13 +160,20 @@ def select(ids: list[str] | str | None = None, quick: bool = False) -> list[Expe
     if ids:
         chosen = []
         for i in ids:
+            if _is_file_name(i):
+                chosen.append(i)
+                continue
             match = [k for k in paths if k.startswith(i)]
             if not match:
                 raise OltpsimError(f"unknown experiment {i!r}{suggest(i, paths)}; known: {', '.join(paths)}")
             chosen += [m for m in match if m not in chosen]
     else:
         chosen = list(paths)
-    exps = [load_experiment(paths[k]) for k in chosen]
+    exps = [_open_experiment(k) if _is_file_name(k) else load_experiment(paths[k]) for k in chosen]
+    duplicated = sorted({e.id for e in exps if [x.id for x in exps].count(e.id) > 1})
+    if duplicated:   # results are keyed by experiment id: two of one id would score each other's runs
+        raise OltpsimError(f"experiment id {duplicated[0]!r} selected twice (a file of your own with a built-in "
+                           "experiment's id, or two files of one id); give each experiment its own id")
     if not quick:
         return exps
     subset = [e if e.quick else dataclasses.replace(e, rows=tuple(r for r in e.rows if r.quick)) for e in exps]

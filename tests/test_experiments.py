@@ -6,12 +6,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from sim import experiments as ex
+from sim.config import OltpsimError
 from sim.result import Result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,3 +173,58 @@ def test_the_plot_draws_the_seeds_interval_as_error_bars(tmp_path):
         f.spread = None
     without = ex.plot(exp, figures, tmp_path / "plain.png").read_bytes()
     assert with_bars != without
+
+
+MY_TABLE = """\
+id: mine.t5220_users
+title: "my T5220: TPM by users"
+source: "my own load test"
+scenario:
+  profile: t5220
+  workload: tpcc
+  params: {think_time: 0 s, keying_time: 0 s}
+  run: {seed: 1, warmup: 0.5 s, batch: 0.5 s, min_batches: 2, max_time: 1 s}
+metrics:
+  tpm: {result: tpm, unit: TPM, tolerance: 10%}
+claims:
+  - {claim: "more users, more TPM", kind: rising, series: ["{} users"], points: ["4", "8"]}
+rows:
+  - {label: 4 users, set: {users: 4}, published: {tpm: TPM4}}
+  - {label: 8 users, set: {users: 8}, published: {tpm: TPM8}}
+"""
+
+
+def _my_table(tpm4: float, tpm8: float) -> str:
+    return MY_TABLE.replace("TPM4", str(tpm4)).replace("TPM8", str(tpm8))
+
+
+def test_a_table_of_your_own_is_scored_as_a_published_one(tmp_path):
+    """A planner's own measurements, in an experiment file: reproduce prints the model beside them."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(_my_table(1000, 1000))
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "reproduce", str(mine), "-j", "1"], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (exp,) = ex.select([str(mine)])
+    figures = ex.score(exp, ex.run_experiments([exp], jobs=1))
+    simulated = {f.row: f.simulated for f in figures}
+    assert all(f.ok is False for f in figures)               # 1,000 TPM is far from what the model gives
+    for row, tpm in simulated.items():
+        assert re.search(rf"mine\.t5220_users\s+{row}\s+tpm \(TPM\)\s+1,000\s+{tpm:,.0f}", proc.stdout), proc.stdout
+    assert "more users, more TPM" in proc.stdout and "0/2 figures within tolerance" in proc.stdout
+    mine.write_text(_my_table(simulated["4 users"], simulated["8 users"]))   # a table the model matches
+    figures = ex.score(*ex.select([str(mine)]), ex.run_experiments(ex.select([str(mine)]), jobs=1))
+    assert all(f.ok for f in figures)
+
+
+def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(tmp_path):
+    with pytest.raises(OltpsimError, match=r"nope\.yaml: cannot read: no such file; expected a built-in experiment id"):
+        ex.select([str(tmp_path / "nope.yaml")])
+    clash = tmp_path / "clash.yaml"
+    clash.write_text(_my_table(1, 1).replace("mine.t5220_users", "tseries.oltp_users"))
+    with pytest.raises(OltpsimError, match="experiment id 'tseries.oltp_users' selected twice"):
+        ex.select(["tseries.oltp_users", str(clash)])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1, 1).replace("tolerance: 10%", "tolerance: lots"))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml.*metrics\.tpm\.tolerance: got 'lots'"):
+        ex.select([str(bad)])
