@@ -165,19 +165,19 @@ def _load_profile(x: dict) -> str:
             items.append((name, f"{x[key]:,.1f}"))
     if "commits_per_log_write" in x:
         items.append(("commits per log write", f"{x['commits_per_log_write']:.2f}"))
-    out = _line("Load profile", items)
+    parts = [_line("Load profile", items)]
     if x.get("dbwr_backlog_skipped"):   # a steady state at DBWR's free-buffer limit (sim/db/dbwr.py catch_up)
         writes = x.get("physical_writes_per_s") or 0.0
         span = f", ~{x['dbwr_backlog_skipped'] / writes / 60:.0f} min of its writes" if writes else ""
-        out += (f"\nDBWR: {x['dbwr_net_fill_per_s']:,.1f} buffers/s behind in the warm-up, so started at its "
-                f"free-buffer limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added{span})")
+        parts.append(f"DBWR: {x['dbwr_net_fill_per_s']:,.1f} buffers/s behind in the warm-up, so started at its "
+                     f"free-buffer limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added{span})")
     if "file_lock_write_held_pct" in x:   # the file system's per-file (inode) lock
-        out += ("\n" + _line("File lock (inode rwlock)", [
+        parts.append(_line("File lock (inode rwlock)", [
             ("write-held", f"{x['file_lock_write_held_pct']:.1f}% of the time"),
             ("readers waiting", f"{x['file_lock_readers_waiting']:.2f}"),
             ("read wait", f"{x['file_lock_read_wait_ms']:.2f} ms"),
             ("write wait", f"{x['file_lock_write_wait_ms']:.2f} ms")]))
-    return out
+    return "\n".join(p for p in parts if p)
 
 
 def _calibration(x: dict) -> str:
@@ -203,7 +203,7 @@ def _parallel(x: dict) -> str:
         items += [("PX servers started", f"{x['px_servers_started']:,}"), ("peak busy", f"{x['px_peak_busy']:,}"),
                   ("statements queued", f"{x['px_queued']}"), ("downgraded", f"{x['px_downgraded']}")]
     if x.get("channels_used"):
-        items += [("RMAN channels", f"{x['channels_used']}"), ("backup pieces", f"{x['pieces']}"),
+        items += [("RMAN channels", f"{x['channels_used']}"), ("backup pieces", f"{x['pieces']:,}"),
                   ("largest channel", f"{x['largest_channel_mb']:,.0f} MB")]
     return _line("Parallel", items)
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from sim import report, scenario
+from sim.result import Result
 from sim.run import run
 
 SHORT = {"run.warmup": "0.5 s", "run.batch": "0.5 s", "run.min_batches": "4", "run.max_time": "3 s"}
@@ -204,3 +205,112 @@ def test_slob_reports_logical_reads_a_second_and_its_iops_apart():
     cached = out["1 GB"]
     assert cached.extra["iops"] == 0 and cached.throughput_per_s > 50 * out["10 GB"].throughput_per_s
     assert cached.cpu_idle < 1.0      # four sessions on two CPUs, never waiting
+
+
+
+# A hand-made result of every section, and its text in full: each figure in its place, unit and rounding
+# (37.5% of strands busy prints 38, 8,794.5 s prints 2:26:34.50, 140,620 buffers at 234.4 writes/s ~10 min).
+def _steady_result() -> Result:
+    return Result(
+        label="demo", profile="t5220", workload="tpcc", inputs={"params.users": 16, "run.target_half_width": 0.01},
+        tpm=123456.0, throughput_per_s=2057.6, tpm_half_width=2469.1, cpu_idle=62.5, cpu_usr=30.0, cpu_sys=7.5,
+        run_queue=0.25, core_utilisation=[50.0, 30.0], strand_utilisation=[100.0, 50.0, 25.0, 0.0, 75.0, 25.0, 25.0, 0.0],
+        top_events=[{"event": "DB CPU", "waits": None, "time_s": 30.0, "avg_ms": None, "pct_db_time": 60.0},
+                    {"event": "log file sync", "waits": 10000, "time_s": 20.0, "avg_ms": 2.0, "pct_db_time": 40.0}]
+        + [{"event": f"minor {i}", "waits": 1, "time_s": 0.0, "avg_ms": 0.0, "pct_db_time": 0.0} for i in range(4)],
+        response={"new_order": {"count": 1000, "mean": 0.0123, "p50": 0.011, "p90": 0.02, "p99": 0.031}},
+        devices={"array": {"iops": 1234.4, "mb_per_s": 9.64, "util_pct": 41.6, "avg_service_ms": 0.337,
+                           "avg_response_ms": 1.254},
+                 "internal": {"iops": 0.0, "mb_per_s": 0.0, "util_pct": 0.0, "avg_service_ms": 0.0, "avg_response_ms": 0.0}},
+        extra={"buffer_hit_ratio": 0.98765, "physical_reads_per_s": 1000.04, "physical_writes_per_s": 234.36,
+               "commits_per_log_write": 1.5, "dbwr_backlog_skipped": 140620, "dbwr_net_fill_per_s": 12.34,
+               "memory": {"ram_mb": 65536.0, "sga_buffer_cache_mb": 1024.4, "working_set_paged_out_pct": 1.25},
+               "cpi": 4.5, "cpi_issue": 1.0, "cpi_data_stall": 3.0, "cpi_other": 0.5, "memory_latency_ns": 105.2,
+               "memory_latency_cycles": 147.3, "memory_bandwidth_util_pct": 12.34},
+        seed=1, simulated_time=12.0, measured_time=10.0, wall_time=1.5, events=123456)
+
+
+def _batch_result() -> Result:
+    return Result(
+        label="job", profile="t5220", workload="rman", inputs={"params.channels": 25}, status="timeout",
+        message="not finished", elapsed=8794.5, cpu_idle=84.0, cpu_usr=16.0, cpu_sys=0.0, run_queue=0.0,
+        extra={"dop": 32, "px_servers_started": 64, "px_peak_busy": 60, "px_queued": 1, "px_downgraded": 0,
+               "channels_used": 25, "pieces": 16384, "largest_channel_mb": 1311.7,
+               "level_table": [{"in_flight": 2, "iops": 400.0, "latency_ms": 5.0},
+                               {"in_flight": 8, "iops": 900.0, "latency_ms": 9.0},
+                               {"in_flight": 32, "iops": 1000.0, "latency_ms": 31.0}],
+               "iops": 900.0, "max_latency_ms": 20.0, "file_lock_write_held_pct": 12.5, "file_lock_readers_waiting": 0.25,
+               "file_lock_read_wait_ms": 1.5, "file_lock_write_wait_ms": 0.75},
+        seed=2, simulated_time=8794.5, measured_time=8794.5, wall_time=3.0, events=1000)
+
+
+STEADY_TEXT = """\
+== demo  (t5220, tpcc, seed 1)
+settings: users 16
+throughput: 123,456 TPM ± 2,469 (95% CI)   (2,057.6 tx/s)   [stopped at run.max_time 10 s: ±2.0%, not the 1% target]
+cpu (vmstat): r 0.2  us 30  sy 8  id 62
+pipeline utilisation per core (corestat) mean 40% (min 30%, max 50%);  mpstat: strands busy mean 38% (min 0%, max 100%)
+simulated 12.0 s (measured 10.0 s) in 1.50 s wall, 123,456 events
+
+Response time (ms)
+transaction  count   mean    p50    p90    p99
+-----------  -----  -----  -----  -----  -----
+new_order    1,000  12.30  11.00  20.00  31.00
+
+Top 5 timed events (AWR-like)
+event           waits  time (s)  avg wait (ms)  % DB time
+-------------  ------  --------  -------------  ---------
+DB CPU                     30.0                      60.0
+log file sync  10,000      20.0           2.00       40.0
+minor 0             1       0.0           0.00        0.0
+minor 1             1       0.0           0.00        0.0
+minor 2             1       0.0           0.00        0.0
+
+Devices (iostat-like)
+device   IOPS  MB/s  %b  svc_t (ms)  wait+svc (ms)
+------  -----  ----  --  ----------  -------------
+array   1,234   9.6  42        0.34           1.25
+
+Load profile: buffer hit 98.77%   physical reads/s 1,000.0   physical writes/s 234.4
+  commits per log write 1.50
+DBWR: 12.3 buffers/s behind in the warm-up, so started at its free-buffer limit
+  (140,620 dirty buffers added, ~10 min of its writes)
+
+Memory (MB): ram 65,536   sga buffer cache 1,024   working set paged out 1.2%
+Memory stalls: latency 105 ns (147 cycles)   bandwidth used 12.3%
+  CPI 4.50 = issue 1.00 + data stalls 3.00 + other 0.50
+
+Pipeline utilisation (corestat)
+core    % pipeline busy
+------  ---------------
+core 0               50
+core 1               30
+"""
+
+BATCH_TEXT = """\
+== job  (t5220, rman, seed 2)
+settings: channels 25
+outcome: TIMEOUT  not finished
+elapsed: 2:26:34.50  (8,794.5 s)
+cpu (vmstat): r 0.0  us 16  sy 0  id 84
+simulated 8,794.5 s (measured 8,794.5 s) in 3.00 s wall, 1,000 events
+
+CALIBRATE_IO load levels (max_latency 20 ms)
+reads in flight   IOPS  latency (ms)
+---------------  -----  ------------  ----------------
+2                  400          5.00
+8                  900          9.00          max_iops
+32               1,000         31.00  over max_latency
+
+File lock (inode rwlock): write-held 12.5% of the time   readers waiting 0.25   read wait 1.50 ms
+  write wait 0.75 ms
+
+Parallel: DOP 32   PX servers started 64   peak busy 60   statements queued 1   downgraded 0
+  RMAN channels 25   backup pieces 16,384   largest channel 1,312 MB
+"""
+
+
+@pytest.mark.parametrize("make, expected", [(_steady_result, STEADY_TEXT), (_batch_result, BATCH_TEXT)])
+def test_the_full_report_of_a_known_result_reads_exactly_so(make, expected):
+    said = [line.rstrip() for line in report.full(make()).splitlines()]
+    assert said == expected.splitlines()
