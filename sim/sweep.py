@@ -197,11 +197,12 @@ def _refuse_bad_input(checked: list[tuple]) -> None:
     failing = [(k, v, problem) for (k, v), problem in first_problem.items() if (k, v) not in works]
     # blame the setting the problem names (users=8 and database.block_size=3 KB that only meet at one
     # point both fail everywhere; the problem is at database.block_size)
-    failing.sort(key=lambda t: f": {setting_path(t[0])}" not in t[2])
-    if failing:
-        k, v, problem = failing[0]
+    named = [t for t in failing if f": {setting_path(t[0])}" in t[2]]
+    every_point = all(sc is None for _s, _d, sc, _p in checked)
+    if named or (failing and not every_point):
+        k, v, problem = (named or failing)[0]
         raise OltpsimError(f"{k}={json.loads(v)!r} makes no valid scenario at any point: {problem}")
-    if all(sc is None for _s, _d, sc, _p in checked):
+    if every_point:   # and no varied setting is to blame: the scenario itself (users 0 under every name)
         raise OltpsimError(checked[0][3])
 
 

@@ -75,6 +75,30 @@ def test_confidence_interval_is_student_t_across_replications():
     assert s["tpm"].tolist() == [2.0, 5.0]
     assert s["tpm.ci95"][0] == pytest.approx(4.302653 * 1.0 / np.sqrt(3), rel=1e-6)   # t(0.975, 2) s / sqrt(n)
     assert np.isnan(s["tpm.ci95"][1])                                                   # one replication: no interval
+    two = sw.summarize(table.assign(point=[0, 0, 1, 1]), ["users"], ["tpm"])         # 1, 2 and 3, 5
+    assert two["tpm.ci95"].tolist() == pytest.approx([12.706205 * np.sqrt(0.5) / np.sqrt(2), 12.706205 * np.sqrt(2) / np.sqrt(2)])
+
+
+def test_files_have_no_index_column_and_parquet_takes_columns_of_mixed_types(grid):
+    assert [f.name for f in grid.files] == ["results.csv", "results.parquet", "summary.csv"]
+    assert pd.read_csv(grid.out / "results.csv").columns[0] == "point"
+    assert list(pd.read_csv(grid.out / "summary.csv").columns[:3]) == ["point", "users", "name"]
+    mixed = pd.DataFrame({"a": [8, "8 GB", None], "b": ["x", "y", None], "c": [1.0, float("nan"), 2.0]})
+    safe = sw._arrow_safe(mixed)
+    assert safe["a"].tolist()[:2] == ["8", "8 GB"] and pd.isna(safe["a"][2])   # int and text: text; a gap stays one
+    assert safe["b"].equals(mixed["b"]) and safe["c"].equals(mixed["c"])   # one type: as it was
+
+
+def test_each_run_records_where_it_ran_and_its_cpu_time(grid):
+    records = [json.loads(line) for line in (grid.out / "points.jsonl").read_text().splitlines()]
+    assert len(records) == 8 and all(r["worker"].count(":") == 1 for r in records)
+    assert all(0.0 < r["cpu_time"] < 60.0 for r in records)
+
+
+def test_the_default_folder_is_named_for_the_scenario(tmp_path):
+    assert sw.default_out({"name": "cache", "profile": "t5220", "workload": "tpcc"}) == Path("sweep-cache")
+    assert sw.default_out({"profile": "t5220", "workload": "tpcc"}) == Path("sweep-t5220-tpcc")
+    assert sw.default_out(tmp_path / "what-if.yaml") == Path("sweep-what-if")
 
 
 @pytest.mark.parametrize("workload, columns, primary", [
@@ -89,6 +113,7 @@ def test_a_sweep_summarises_the_workloads_own_figure(workload, columns, primary)
     mixed = pd.DataFrame([{"in.workload": "slob", "tpm": 6e4, "extra.iops": 800.0},
                           {"in.workload": "tpcc", "tpm": 1.0, "extra.iops": None}])
     assert sw.primary_metric(mixed) == "tpm"    # two workloads: the figure they share
+    assert sw.primary_metric(pd.DataFrame([{"elapsed": 5.0}])) == "elapsed"   # neither workload nor TPM known
 
 
 def test_summary_and_plot_show_the_means_with_their_intervals(grid):
@@ -208,19 +233,32 @@ def test_bad_input_is_one_error_before_anything_runs(tmp_path):
         sw.sweep(BASE, vary={"usres": [2]}, out=out, executor="serial", progress=False)
     with pytest.raises(OltpsimError, match="not both"):
         sw.sweep(BASE, vary={"users": [2]}, points=[{"users": 2}], out=out, progress=False)
+    # a base no point can mend: its own problem, not a varied setting's
+    broken = {**BASE, "params": {**BASE["params"], "users": 0}}
+    with pytest.raises(OltpsimError, match=r"^<scenario> \[name=a\]: params\.users: got 0; expected at least 1"):
+        sw.sweep(broken, vary={"name": ["a", "b"]}, out=out, executor="serial", progress=False)
     assert not out.exists()
 
 
 def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     assert sw.parse_vary(["users=8,16", "database.db_cache=1 GB,2 GB", "profile=[t5220, t5440]"]) == {
         "users": [8, 16], "database.db_cache": ["1 GB", "2 GB"], "profile": ["t5220", "t5440"]}
-    for bad in (["users"], ["users=8,,16"], ["users=8", "users=16"]):
-        with pytest.raises(OltpsimError):
+    for bad in (["users"], ["users=8,,16"], ["users=8", "users=16"], ["users="], ["=8,16"], ["users=8,8.0"]):
+        with pytest.raises(OltpsimError, match="--vary"):
             sw.parse_vary(bad)
     (tmp_path / "p.csv").write_text("users,database.db_cache\n2,1 GB\n8,2 GB\n")
     (tmp_path / "p.yaml").write_text("- {users: 2, database.db_cache: 1 GB}\n- {users: 8, database.db_cache: 2 GB}\n")
+    (tmp_path / "q.yaml").write_text("points:\n- {users: 2, database.db_cache: 1 GB}\n- {users: 8, database.db_cache: 2 GB}\n")
     expected = [{"users": 2, "database.db_cache": "1 GB"}, {"users": 8, "database.db_cache": "2 GB"}]
     assert sw.read_points(tmp_path / "p.csv") == sw.read_points(tmp_path / "p.yaml") == expected
+    assert sw.read_points(tmp_path / "q.yaml") == expected       # under a 'points:' key
+    for text in ("[]\n", "- {users: 2}\n- {}\n", "{users: 2}\n"):  # none, an empty point, not a list
+        (tmp_path / "r.yaml").write_text(text)
+        with pytest.raises(OltpsimError, match="expected a non-empty list of points"):
+            sw.read_points(tmp_path / "r.yaml")
+    for points in ([8], [{"users": 2}, "users=8"]):
+        with pytest.raises(OltpsimError, match="sweep: points: got"):
+            sw.sweep(BASE, points=points, out=tmp_path / "out", progress=False)
     runs = sw.plan(BASE, "<test>", expected, replications=2)
     assert [r.scenario.spec.database.db_cache for r in runs] == [2**30, 2**31] * 2
     assert len({r.key for r in runs}) == 4
