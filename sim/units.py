@@ -24,7 +24,7 @@ _UNITS: dict[str, dict[str, float]] = {
     "frequency": {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9},
     "rotation": {"rpm": 1.0 / 60.0},
     "bandwidth": {
-        "B/s": 1.0, "KB/s": 1024.0, "MB/s": 1024.0**2, "GB/s": 1024.0**3,
+        "B/s": 1.0, "KB/s": 1024.0, "MB/s": 1024.0**2, "GB/s": 1024.0**3, "TB/s": 1024.0**4,
         "Gb/s": 1e9 / 8, "Mb/s": 1e6 / 8,
     },
     "rate": {"/s": 1.0, "IOPS": 1.0, "per s": 1.0, "/min": 1.0 / 60.0},

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sim import scenario, units
 from sim.config import ConfigError, OltpsimError
@@ -45,6 +47,45 @@ def test_units_convert_to_si():
     assert units.parse("110 ns", "time") == pytest.approx(110e-9)
     assert units.parse("7200 rpm", "rotation") == pytest.approx(120.0)
     assert units.parse("40%", "fraction") == pytest.approx(0.4)
+
+
+# Every unit people may write, against its value from its definition (binary sizes, decimal bit rates).
+EVERY_UNIT = {
+    "time": {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "min": 60, "h": 3600},
+    "size": {"B": 1, "KB": 2**10, "K": 2**10, "KiB": 2**10, "MB": 2**20, "M": 2**20, "MiB": 2**20, "GB": 2**30,
+             "G": 2**30, "GiB": 2**30, "TB": 2**40, "TiB": 2**40},
+    "frequency": {"Hz": 1, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9},
+    "rotation": {"rpm": 1 / 60},
+    "bandwidth": {"B/s": 1, "KB/s": 2**10, "MB/s": 2**20, "GB/s": 2**30, "TB/s": 2**40, "Gb/s": 125e6, "Mb/s": 125e3},
+    "rate": {"/s": 1, "IOPS": 1, "per s": 1, "/min": 1 / 60},
+    "fraction": {"%": 0.01},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EVERY_UNIT))
+def test_every_unit_is_its_definition_and_nothing_else_is_a_unit(kind):
+    for unit, si in EVERY_UNIT[kind].items():
+        assert units.parse(f"2.5 {unit}", kind) == pytest.approx(2.5 * si), unit
+        assert units.parse(f" 2.5{unit} ", kind) == pytest.approx(2.5 * si), unit
+    assert units.parse("-1e3 " + next(iter(EVERY_UNIT[kind])), kind) == pytest.approx(-1e3 * next(iter(EVERY_UNIT[kind].values())))
+    others = {u for k, table in EVERY_UNIT.items() if k != kind for u in table} - set(EVERY_UNIT[kind])
+    for unit in others:
+        with pytest.raises(units.UnitError, match="unknown unit"):
+            units.parse(f"2 {unit}", kind)
+
+
+@given(st.sampled_from(["time", "size", "frequency", "bandwidth", "rotation", "fraction"]),
+       st.floats(min_value=1e-8, max_value=1e13))
+def test_a_printed_quantity_reads_back_as_itself_to_four_digits(kind, value):
+    if kind == "frequency":
+        value = max(value, 1e6)           # printed in MHz or GHz
+    if kind == "rotation":
+        value = min(max(value, 1.0), 1e4)  # whole rpm
+    if kind == "fraction":
+        value = min(value, 1.0)            # printed to three digits
+    text = units.format_quantity(value, kind)
+    rel = {"rotation": 1e-2, "fraction": 5e-3}.get(kind, 5e-4)
+    assert units.parse(text, kind) == pytest.approx(value, rel=rel), text
 
 
 @pytest.mark.parametrize("value, kind, fragment", [
