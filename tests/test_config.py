@@ -74,6 +74,16 @@ def test_every_unit_is_its_definition_and_nothing_else_is_a_unit(kind):
             units.parse(f"2 {unit}", kind)
 
 
+@pytest.mark.parametrize("value, kind, text", [
+    (1024, "size", "1 KB"), (1023, "size", "1023 B"), (1.5 * 2**30, "size", "1.5 GB"), (2**40, "size", "1 TB"),
+    (1.0, "time", "1 s"), (0.0015, "time", "1.5 ms"), (1.5e-6, "time", "1.5 us"), (5e-8, "time", "50 ns"),
+    (1e9, "frequency", "1 GHz"), (1.4e9, "frequency", "1.4 GHz"), (400e6, "frequency", "400 MHz"),
+    (2**20, "bandwidth", "1 MB/s"), (250.0, "rotation", "15000 rpm"), (0.4, "fraction", "40%"),
+])
+def test_quantities_print_in_the_largest_unit_that_keeps_them_at_least_1(value, kind, text):
+    assert units.format_quantity(value, kind) == text
+
+
 @given(st.sampled_from(["time", "size", "frequency", "bandwidth", "rotation", "fraction"]),
        st.floats(min_value=1e-8, max_value=1e13))
 def test_a_printed_quantity_reads_back_as_itself_to_four_digits(kind, value):
