@@ -92,7 +92,7 @@ def test_files_have_no_index_column_and_parquet_takes_columns_of_mixed_types(gri
 def test_each_run_records_where_it_ran_and_its_cpu_time(grid):
     records = [json.loads(line) for line in (grid.out / "points.jsonl").read_text().splitlines()]
     assert len(records) == 8 and all(r["worker"].count(":") == 1 for r in records)
-    assert all(0.0 < r["cpu_time"] < 60.0 for r in records)
+    assert all(0.0 < r["cpu_time"] <= 2 * r["result"]["wall_time"] + 0.01 for r in records)   # the run's, not the worker's
 
 
 def test_the_default_folder_is_named_for_the_scenario(tmp_path):
@@ -229,10 +229,13 @@ def test_bad_input_is_one_error_before_anything_runs(tmp_path):
     out = tmp_path / "out"
     with pytest.raises(OltpsimError, match=r"users='abc'.*params\.users: got 'abc'; expected a whole number"):
         sw.sweep(BASE, vary={"users": [2, "abc"]}, out=out, executor="serial", progress=False)
-    with pytest.raises(OltpsimError, match=r"usres.*did you mean 'users'"):
+    with pytest.raises(OltpsimError, match=r"^usres=2 makes no valid scenario at any point: .*did you mean 'users'"):
         sw.sweep(BASE, vary={"usres": [2]}, out=out, executor="serial", progress=False)
     with pytest.raises(OltpsimError, match="not both"):
         sw.sweep(BASE, vary={"users": [2]}, points=[{"users": 2}], out=out, progress=False)
+    # two values that fail together: the one the problem names is blamed, wherever it stands in the point
+    with pytest.raises(OltpsimError, match=r"^database\.block_size='3 KB' makes no valid scenario at any point"):
+        sw.sweep(BASE, points=[{"users": 8, "database.block_size": "3 KB"}], out=out, executor="serial", progress=False)
     # a base no point can mend: its own problem, not a varied setting's
     broken = {**BASE, "params": {**BASE["params"], "users": 0}}
     with pytest.raises(OltpsimError, match=r"^<scenario> \[name=a\]: params\.users: got 0; expected at least 1"):
