@@ -56,3 +56,30 @@ def test_an_undefused_failure_crashes_the_run(make):
     with pytest.raises(KeyError, match="boom"):
         env.run()
     assert env.now == 1.0
+
+
+@pytest.mark.parametrize("make", [simpy.Environment, engine.Environment])
+def test_callbacks_after_the_stop_run_when_the_simulation_resumes(make):
+    """A process that waits on the `until` event after run() began is resumed by the next run(), at the
+    stop's instant and before anything else then due; and `until` must lie ahead of now."""
+    env = make()
+    stop, log = env.event(), []
+
+    def trigger():
+        yield env.timeout(1.0)
+        stop.succeed("stopped")
+        yield env.timeout(0.0)
+        log.append(("same instant", env.now))
+
+    def waiter():
+        yield env.timeout(0.5)
+        yield stop                       # its callback comes after run()'s stop callback
+        log.append(("waiter", env.now))
+
+    env.process(trigger())
+    env.process(waiter())
+    assert env.run(until=stop) == "stopped" and log == []
+    env.run(until=2.0)
+    assert log == [("waiter", 1.0), ("same instant", 1.0)]
+    with pytest.raises(ValueError, match="greater than the current"):
+        env.run(until=env.now)
