@@ -338,3 +338,267 @@ def test_latch_children_counts_and_bad_input():
         with pytest.raises(ValueError, match="need children >= 1, hold >= 0, spin_time >= 0"):
             LatchFamily(env, "x", children, hold, spin, rng=None)
     LatchFamily(env, "x", 1, 0.0, 0.0, rng=None)          # zero hold and spin are legal
+
+
+# --------------------------------------------------------------------------- SLOB by hand
+
+def _slob_job(profile="xeon-e5-2643v3-2s", until=0.05, **params):
+    """Build a SLOB run by hand and run it for `until` simulated seconds; returns the workload."""
+    from sim.system import System
+    from workloads import slob
+    sc = scenario.load(None, {k: str(v) for k, v in params.items()}, profile=profile, workload="slob")
+    system = System(sc)
+    job = slob.Workload(system, sc.params)
+    job.start()
+    if until:
+        system.env.run(until=until)
+    return job
+
+
+@pytest.mark.parametrize("cache, hit", [(None, 0.0), ("1 GB", 0.25), ("8 GB", 1.0)])
+def test_slob_hits_the_cache_at_cache_over_schema_and_counts_only_physical_reads(cache, hit):
+    """Uniform reads over a 4 GB schema: the LRU hit ratio is cache/schema (capped at 1; no cache: every read
+    is physical); the workload counts the physical reads, one 'db file sequential read' each."""
+    sets = {"sessions": 8, "schema_size": "4 GB"}
+    if cache:
+        sets["database.db_cache"] = cache
+    job = _slob_job(until=0.1, **sets)
+    paths = job.paths
+    assert paths.hit_ratio == hit
+    ev = job.instance.waits.events.get("db file sequential read")
+    assert job.completed == paths.physical_reads == (ev.waits if ev else 0)
+    assert paths.logical_reads > 1000
+    assert paths.physical_reads / paths.logical_reads == pytest.approx(1.0 - hit, abs=0.03)
+    if hit == 1.0:
+        assert job.completed == 0 and job.paths.lru.stats.gets == 0
+    # a CBC get per logical read, an LRU get per miss (at most one a session still reading)
+    assert paths.cbc.stats.gets == paths.logical_reads
+    assert paths.physical_reads <= paths.lru.stats.gets <= paths.physical_reads + 8
+
+
+def test_slob_one_session_retires_its_instructions_by_hand():
+    """One session, no latch contention: instructions = logical reads x (SQL + CBC latch) + physical reads x
+    (cache upkeep + LRU latch), with a kernel share of SYS_SHARE; direct path: SQL per block only."""
+    from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS
+    from workloads import slob
+    job = _slob_job(sessions=1, schema_size="4 GB", **{"database.db_cache": "2 GB"})
+    p = job.paths
+    assert p.cbc.stats.misses == 0 and p.lru.stats.misses == 0
+    # a read's burst comes after its CBC get (and, on a miss, its LRU get), before its physical read ends
+    assert p.physical_reads <= p.lru.stats.gets <= p.physical_reads + 1 and p.physical_reads > 100
+    started = p.logical_reads * (slob.SQL_INSTRUCTIONS + CBC_INSTRUCTIONS) + \
+        p.lru.stats.gets * (slob.CACHE_INSTRUCTIONS + LRU_INSTRUCTIONS)
+    running = slob.SQL_INSTRUCTIONS + CBC_INSTRUCTIONS + slob.CACHE_INSTRUCTIONS + LRU_INSTRUCTIONS
+    retired = job.system.cpu.instructions_retired()
+    assert started - running <= retired <= started * (1 + 1e-9)      # the last burst may be under way
+    busy, sys = job.system.cpu.strand_time()
+    assert sys / busy == pytest.approx(slob.SYS_SHARE, rel=1e-9)
+    direct = _slob_job(sessions=1, schema_size="4 GB", read_path="direct")
+    reads = direct.paths.physical_reads
+    assert direct.completed == reads > 100 and direct.paths.logical_reads == 0
+    retired = direct.system.cpu.instructions_retired()
+    assert (reads - 1) * slob.SQL_INSTRUCTIONS <= retired <= reads * slob.SQL_INSTRUCTIONS * (1 + 1e-9)
+
+
+def test_slob_direct_path_keeps_its_slots_of_reads_in_flight():
+    """Direct path, one session: with one slot it waits for every block; with four the next reads are already
+    in flight while it works, so it waits for fewer blocks than it reads and reads more in the same time."""
+    one = _slob_job(sessions=1, schema_size="4 GB", read_path="direct", direct_io_slots=1)
+    four = _slob_job(sessions=1, schema_size="4 GB", read_path="direct", direct_io_slots=4)
+    assert four.completed > 1.5 * one.completed
+    assert one.instance.waits.events["direct path read"].waits == one.completed
+    assert four.instance.waits.events["direct path read"].waits < four.completed
+
+
+def test_slob_updates_commit_their_share_of_operations():
+    """UPDATE_PCT 25: a quarter of the operations update the block and commit (log file sync), each with
+    UPDATE_REDO bytes of redo and UPDATE_INSTRUCTIONS more CPU; 0: nothing commits."""
+    from workloads import slob
+    job = _slob_job(sessions=8, schema_size="4 GB", update_pct=25, until=0.2)
+    ops = job.paths.logical_reads
+    lgwr = job.instance.lgwr
+    assert ops > 3000 and lgwr.commits / ops == pytest.approx(0.25, abs=0.03)
+    assert lgwr.bytes >= lgwr.commits * slob.UPDATE_REDO
+    assert job.instance.waits.events["log file sync"].waits == lgwr.commits
+    none = _slob_job(sessions=4, schema_size="4 GB")
+    assert none.instance.lgwr.commits == 0 and "log file sync" not in none.instance.waits.events
+    assert slob.idle(slob.Params(sessions=1)).keys() == {"redo"}
+    assert slob.idle(slob.Params(sessions=1, update_pct=5.0)) == {}
+    assert slob.idle(slob.Params(sessions=1, read_path="direct")).keys() == {"redo", "buffer_cache"}
+
+
+def test_slob_latches_are_sized_as_oracle_sizes_them_and_the_schema_lives_on_the_first_flash_array():
+    from workloads import slob
+    job = _slob_job(sessions=1, until=0.0, schema_size="4 GB", **{"database.db_cache": "1 GB",
+                                                                  "database.cpu_count": "10"})
+    assert job.paths.cbc.children == cbc_children(1 * 2**30 / 8192) == 8192     # 2 x buffers / 32
+    assert job.paths.lru.children == lru_children(10) == 5
+    assert job.device == "xtremio" and job.paths.device is job.system.devices["xtremio"]
+    # a latch is held for its get's instructions at one strand's rate plus the cache lines it pulls from the
+    # other socket (2 lines, remote with odds 1/2 on two sockets)
+    system, mem = job.system, job.system.profile.memory
+    xfer = 2 * line_transfer(system.profile.cpu.sockets, mem.remote_latency, mem.latency)
+    assert system.profile.cpu.sockets == 2 and xfer > 0
+    rate = system.single_strand_rate()
+    assert job.paths.cbc.hold == pytest.approx(400.0 / rate + xfer, rel=1e-12)
+    assert job.paths.lru.hold == pytest.approx(800.0 / rate + xfer, rel=1e-12)
+    nocache = _slob_job(sessions=1, until=0.0, schema_size="4 GB")
+    assert nocache.paths.cbc.children == cbc_children(1.0) == 1
+    spec = job.system.profile
+    assert job.paths.cbc.spin_time == pytest.approx(2000 * 10.0 / spec.cpu.clock)
+    t = _slob_job(profile="t5220", sessions=1, until=0.0, schema_size="4 GB")
+    assert t.device == "array"                                                  # no flash array: the first
+    assert slob.data_device(t.system.profile, "internal") == "internal"
+    with pytest.raises(ConfigError, match="direct_io_slots"):
+        scenario.load(None, {"sessions": "1", "direct_io_slots": "4", "schema_size": "4 GB"},
+                      profile="xeon-e5-2643v3-2s", workload="slob")
+    scenario.load(None, {"sessions": "1", "direct_io_slots": "4", "read_path": "direct", "schema_size": "4 GB"},
+                  profile="xeon-e5-2643v3-2s", workload="slob")
+    with pytest.raises(ConfigError, match="capacity"):
+        scenario.load(None, {"sessions": "1", "schema_size": "100 TB"}, profile="xeon-e5-2643v3-2s", workload="slob")
+    for key, value in (("schema_size", "0 GB"), ("update_pct", "100.5"), ("update_pct", "-1")):
+        with pytest.raises(ConfigError, match=f"params.{key}"):
+            scenario.load(None, {"sessions": "1", key: value}, profile="xeon-e5-2643v3-2s", workload="slob")
+    for pct in ("0", "100"):
+        scenario.load(None, {"sessions": "1", "update_pct": pct}, profile="xeon-e5-2643v3-2s", workload="slob")
+    with pytest.raises(ConfigError, match="update_pct"):      # any update at all: direct path never updates
+        scenario.load(None, {"sessions": "1", "update_pct": "0.5", "read_path": "direct"},
+                      profile="xeon-e5-2643v3-2s", workload="slob")
+    assert slob.Params(sessions=1).direct_io_slots == 2       # Oracle's default: 2 slots
+
+
+def test_slob_reports_iops_per_core_and_latch_rates_by_their_definitions():
+    r = _slob("xeon-e5-2643v3-2s", sessions=8, schema_size="4 GB", **{"database.db_cache": "1 GB"})
+    x, span = r.extra, r.measured_time
+    cores = load_profile("xeon-e5-2643v3-2s").cpu.cores
+    assert x["iops_per_core"] == pytest.approx(x["iops"] / cores)
+    assert r.tpm == pytest.approx(60 * x["iops"])
+    lrs = x["latch.cache buffers lru chain.gets_per_s"] * span
+    assert lrs == pytest.approx(x["iops"] * span)             # one LRU latch get per physical read
+    cbc = x["latch.cache buffers chains.gets_per_s"]
+    assert cbc / x["iops"] == pytest.approx(1 / 0.75, rel=0.05)   # one CBC get per logical read, 3/4 physical
+    assert x["read_wait_event"] == "db file sequential read"
+    ev = {e["event"]: e for e in r.top_events}["db file sequential read"]
+    assert x["avg_read_wait_ms"] == pytest.approx(ev["avg_ms"], rel=1e-6)
+    assert 0.0 <= x["latch.cache buffers chains.miss_pct"] <= 100.0
+    busy = x["iops"] * span / x["iops_per_db_cpu"]              # DB CPU: reads / (reads per busy second)
+    assert x["db_cpu_per_s"] * span == pytest.approx(busy, rel=1e-9) and 0 < x["db_cpu_per_s"] < 8
+    # the report of a run by hand, against the counters it is made of
+    job = _slob_job(sessions=16, until=0.05, schema_size="4 GB", **{"database.db_cache": "1 MB",
+                                                                    "database.cpu_count": "2"})
+    rep = job.report(0.05)
+    assert job.paths.lru.children == 1 and job.paths.cbc.children == 8
+    for latch in (job.paths.cbc, job.paths.lru):
+        st = latch.stats
+        assert st.gets > 0 and st.misses > 0                    # few latches among 16 sessions: contended
+        assert rep[f"latch.{latch.name}.miss_pct"] == pytest.approx(100.0 * st.misses / st.gets)
+        assert rep[f"latch.{latch.name}.gets_per_s"] == pytest.approx(st.gets / 0.05)
+        assert rep[f"latch.{latch.name}.sleeps"] == st.sleeps
+    assert rep["iops"] == pytest.approx(job.completed / 0.05)
+    cached = _slob_job(sessions=2, schema_size="4 GB", **{"database.db_cache": "8 GB"})
+    rep = cached.report(0.05)                                   # all cached: no read, no read wait to average
+    assert rep["iops"] == 0.0 and np.isnan(rep["avg_read_wait_ms"])
+    assert rep["latch.cache buffers lru chain.miss_pct"] == 0.0
+
+
+# --------------------------------------------------------------------------- CALIBRATE_IO by hand
+
+def _calibrate(profile="xeon-e5-2643v3-2s", **params):
+    sc = scenario.load(None, {k: str(v) for k, v in params.items()}, profile=profile, workload="calibrate_io")
+    return run(sc)
+
+
+def _steps_follow_the_rule(r, max_latency_ms, limit):
+    """Each level doubles the reads in flight (capped at the files' limit) and the ramp continues exactly while a
+    level is within max_latency, gains at least KNEE_GAIN over the previous one and is below the limit."""
+    from workloads.calibrate_io import KNEE_GAIN
+    levels = r.extra["level_table"]
+    for i, lv in enumerate(levels):
+        gain = lv["iops"] / levels[i - 1]["iops"] - 1.0 if i else 1.0
+        goes_on = lv["latency_ms"] <= max_latency_ms and gain >= KNEE_GAIN and lv["in_flight"] < limit
+        assert goes_on == (i < len(levels) - 1), (i, lv, gain)
+        if i:
+            assert lv["in_flight"] == min(2 * levels[i - 1]["in_flight"], limit)
+    ok = [lv for lv in levels if lv["latency_ms"] <= max_latency_ms]
+    best = max(ok, key=lambda lv: lv["iops"]) if ok else None
+    assert r.extra["iops"] == (best["iops"] if best else 0.0)
+    if best:
+        assert r.extra["actual_latency_ms"] == best["latency_ms"]
+    assert r.extra["levels"] == len(levels) and r.extra["max_latency_ms"] == max_latency_ms
+    return levels
+
+
+def test_calibrate_io_ramps_by_doubling_until_the_knee_the_latency_or_the_limit():
+    # the T5220's six-drive array: the drives queue, latency passes 20 ms before 5 x 32 reads are in flight
+    knee = _calibrate("t5220", num_physical_disks=2, database_size="10 GB", level_time="0.5 s")
+    levels = _steps_follow_the_rule(knee, 20.0, 5 * 32)
+    assert levels[0]["in_flight"] == 2 and levels[-1]["in_flight"] < 5 * 32
+    # no latency bound to speak of: the drives' knee stops it (64 in flight add less than KNEE_GAIN to 32's)
+    knee = _calibrate("t5220", num_physical_disks=2, database_size="10 GB", level_time="0.5 s", max_latency="1 s")
+    levels = _steps_follow_the_rule(knee, 1000.0, 5 * 32)
+    assert [lv["in_flight"] for lv in levels] == [2, 4, 8, 16, 32, 64]
+    assert 0 < levels[-1]["iops"] / levels[-2]["iops"] - 1 < 0.05 and knee.extra["iops"] == levels[-1]["iops"]
+    # the knee at the second level: 64 reads in flight already saturate the six drives
+    early = _calibrate("t5220", num_physical_disks=64, database_size="10 GB", level_time="0.5 s", max_latency="1 s")
+    assert [lv["in_flight"] for lv in _steps_follow_the_rule(early, 1000.0, 5 * 32)] == [64, 128]
+    # a latency bound of 4 ms stops it at the first level above 6 ms, and none within: max_iops 0
+    tight = _calibrate("ue10000", num_physical_disks=4, database_size="10 GB", device="data", level_time="0.2 s",
+                       max_latency="4 ms")
+    levels = _steps_follow_the_rule(tight, 4.0, 5 * 32)
+    assert len(levels) == 1 and levels[0]["latency_ms"] > 4.17 and tight.extra["iops"] == 0.0
+    assert np.isnan(tight.extra["actual_latency_ms"])
+    # two files: at most 64 in flight
+    files = _calibrate(num_physical_disks=16, datafiles=2, level_time="0.05 s")
+    assert [lv["in_flight"] for lv in _steps_follow_the_rule(files, 20.0, 64)] == [16, 32, 64]
+
+
+def test_calibrate_io_levels_take_a_settling_fifth_and_their_time_and_mean_iops_is_all_reads_over_the_run():
+    r = _calibrate(num_physical_disks=8, datafiles=1, level_time="0.05 s")
+    levels = r.extra["level_table"]
+    assert [lv["in_flight"] for lv in levels] == [8, 16, 32]
+    assert r.elapsed == pytest.approx(len(levels) * 1.2 * 0.05, rel=1e-9)
+    # every read counts in mean_iops, the settling fifth's too (at the level's rate: 1.2 x the measured reads)
+    measured = sum(lv["iops"] * 0.05 for lv in levels)
+    assert r.extra["mean_iops"] * r.elapsed == pytest.approx(1.2 * measured, rel=0.02)
+    ev = {e["event"]: e for e in r.top_events}["Disk file I/O Calibration"]
+    assert ev["waits"] > 0
+    # by hand: every read counted once, by the process that reaped it; at the end every process retires
+    from sim.system import System
+    from workloads import calibrate_io
+    sc = scenario.load(None, {"num_physical_disks": "1", "datafiles": "1", "level_time": "0.01 s"},
+                       profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+    job = calibrate_io.Workload(System(sc), sc.params)
+    job.start()
+    job.system.env.run(until=job.done)
+    assert [lv["in_flight"] for lv in job.levels] == [1, 2, 4, 8, 16, 32]
+    job.system.env.run(until=job.system.env.now + 0.01)     # the last batches end, and nothing follows them
+    assert job.completed == sum(s.reads_done for s in job.slaves) == job.paths.physical_reads > 0
+    assert [s.slots for s in job.slaves] == [0] * len(job.slaves) and len(job.slaves) == 24   # cpu_count
+    for key, zero in (("max_latency", "0 ms"), ("database_size", "0 GB"), ("level_time", "0 s")):
+        with pytest.raises(ConfigError, match=f"params.{key}: got '?0"):
+            scenario.load(None, {key: zero}, profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+    with pytest.raises(ConfigError, match="params.device: got 'nope'; expected one of the profile's devices: "):
+        scenario.load(None, {"device": "nope"}, profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+
+
+def test_calibrate_io_spreads_reads_in_flight_over_at_most_cpu_count_processes():
+    from sim.system import System
+    from workloads import calibrate_io
+    sc = scenario.load(None, {"database.cpu_count": "4"}, profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+    job = calibrate_io.Workload(System(sc), sc.params)
+    assert job.limit == 5 * calibrate_io.IOS_PER_FILE
+    job._set_in_flight(3)
+    assert [s.slots for s in job.slaves] == [1, 1, 1]
+    job._set_in_flight(10)
+    assert [s.slots for s in job.slaves] == [3, 3, 2, 2]
+    job._set_in_flight(2)                           # processes stay; the extra ones get nothing
+    assert [s.slots for s in job.slaves] == [1, 1, 0, 0]
+    job._set_in_flight(0)
+    assert [s.slots for s in job.slaves] == [0, 0, 0, 0]
+    assert job.progress() == 0.0
+    job.levels = [{}] * 8
+    assert job.progress() == 0.5
+    job.levels = [{}] * 40
+    assert job.progress() == 0.99
+    job.done.succeed()
+    assert job.progress() == 1.0
