@@ -107,7 +107,8 @@ def summary(r: Result) -> str:
         su = r.strand_utilisation
         lines.append(f"pipeline utilisation per core ({_pipeline_tool(r)}) mean {sum(cu) / len(cu):.0f}% "
                      f"(min {min(cu):.0f}%, max {max(cu):.0f}%);  mpstat: strands busy mean "
-                     f"{sum(su) / len(su):.0f}% (min {min(su):.0f}%, max {max(su):.0f}%)")
+                     f"{sum(su) / len(su):.0f}% (min {min(su):.0f}%, max {max(su):.0f}%)"
+                     + (f", icsw {x['involuntary_switches_per_s']:,.0f}/s" if "involuntary_switches_per_s" in x else ""))
     lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.2f} s wall, "
                  f"{r.events:,} events")
     return "\n".join(lines)

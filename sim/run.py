@@ -160,6 +160,8 @@ def _collect(system: System, result: Result, span: float) -> None:
     result.run_queue = disp.mean_run_queue()
     result.core_utilisation = [100.0 * u for u in cpu.core_utilisation()]
     result.strand_utilisation = [100.0 * u for u in disp.strand_utilisation()]
+    # mpstat's icsw: bursts sent back to the run queue at the end of their time slice
+    result.extra["involuntary_switches_per_s"] = disp.involuntary_switches / span
     instructions = cpu.instructions_retired()
     result.extra["instructions_per_s"] = instructions / span
     result.extra.update(system.memory.report(busy, instructions))

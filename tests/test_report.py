@@ -226,7 +226,7 @@ def _steady_result() -> Result:
                "commits_per_log_write": 1.5, "dbwr_backlog_skipped": 140620, "dbwr_net_fill_per_s": 12.34,
                "memory": {"ram_mb": 65536.0, "sga_buffer_cache_mb": 1024.4, "working_set_paged_out_pct": 1.25},
                "cpi": 4.5, "cpi_issue": 1.0, "cpi_data_stall": 3.0, "cpi_other": 0.5, "memory_latency_ns": 105.2,
-               "memory_latency_cycles": 147.3, "memory_bandwidth_util_pct": 12.34},
+               "memory_latency_cycles": 147.3, "memory_bandwidth_util_pct": 12.34, "involuntary_switches_per_s": 1234.5},
         seed=1, simulated_time=12.0, measured_time=10.0, wall_time=1.5, events=123456)
 
 
@@ -249,7 +249,7 @@ STEADY_TEXT = """\
 settings: users 16
 throughput: 123,456 TPM ± 2,469 (95% CI)   (2,057.6 tx/s)   [stopped at run.max_time 10 s: ±2.0%, not the 1% target]
 cpu (vmstat): r 0.2  us 30  sy 8  id 62
-pipeline utilisation per core (corestat) mean 40% (min 30%, max 50%);  mpstat: strands busy mean 38% (min 0%, max 100%)
+pipeline utilisation per core (corestat) mean 40% (min 30%, max 50%);  mpstat: strands busy mean 38% (min 0%, max 100%), icsw 1,234/s
 simulated 12.0 s (measured 10.0 s) in 1.50 s wall, 123,456 events
 
 Response time (ms)

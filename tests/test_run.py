@@ -79,6 +79,17 @@ def test_more_users_than_strands_queue_in_the_run_queue():
     assert r.run_queue > 5 and r.cpu_idle < 2.0
 
 
+def test_involuntary_switches_need_a_run_queue_and_come_at_most_once_a_quantum_per_strand():
+    """mpstat's icsw: a burst leaves its strand at the end of a time slice only for someone
+    waiting; so none without a run queue, and at most one per strand per quantum with one."""
+    idle, saturated = run(t5220(16)), run(t5220(96))
+    assert idle.run_queue < 0.05 and idle.extra["involuntary_switches_per_s"] == 0.0
+    rate = saturated.extra["involuntary_switches_per_s"]
+    assert saturated.run_queue > 5 and 0.0 < rate <= 64 / 0.010
+    shorter = run(t5220(96, **{"os.quantum": "1 ms"}))   # ten times the slices: more of them end mid-burst
+    assert shorter.extra["involuntary_switches_per_s"] > 3 * rate
+
+
 def test_tpcc_users_start_where_steady_state_has_them():
     """With TPC-C's fixed keying times, a user starts keying transaction k with odds
     mix_k x keying_k, else thinking: so a New-Order can come before its 18 s keying time, and the
