@@ -109,3 +109,18 @@ def test_page_level_hits_of_a_segment_do_not_depend_on_where_it_is_listed():
     for mine, theirs in ((slice(0, 10), slice(9, 19)), (slice(10, 18), slice(1, 9)), (slice(18, 19), slice(0, 1))):
         assert np.allclose(h1[mine], g1[theirs]) and np.allclose(h2[mine], g2[theirs])
     assert 0 < h1.min() and h1.max() < 1 and 0 < h2.min() and h2.max() < 1
+
+
+def test_a_transactions_reads_average_what_the_cache_model_expects_for_fractional_touches():
+    """Payment touches 1.6 customer blocks on average: the draw takes 1 or 2 (2 with chance 0.6),
+    so the misses average 1.6 x P(miss), not round(1.6) x P(miss) (36% more, as it once did)."""
+    from workloads.tpcc import _IoPlan
+
+    plan = object.__new__(_IoPlan)
+    plan.plan = {"payment": [(1.6, 0.5, 0.25, None), (0.6, 1.0, 0.0, None)]}
+    rng = np.random.default_rng(7)
+    draws = [plan.reads("payment", 1.0, rng) for _ in range(40_000)]
+    assert np.mean([len(d) for d in draws]) == pytest.approx(1.6 * 0.5 + 0.6 * 1.0, abs=0.02)
+    assert max(len(d) for d in draws) == 3                      # at most 2 + 1 touches
+    page_hits = sum(hit for d in draws for hit, _ in d)
+    assert page_hits / 40_000 == pytest.approx(1.6 * 0.5 * 0.25, abs=0.01)

@@ -410,7 +410,11 @@ class _IoPlan:
         the datafiles of its segment."""
         out: list[tuple[bool, tuple | None]] = []
         for n, miss, os_hit, files in self.plan[kind]:
-            misses = int(rng.binomial(int(round(n * scale)), miss))
+            touches = n * scale    # a mean (Payment's 1.6 customer blocks): its whole part, and one more by its fraction
+            whole = int(touches)
+            if touches > whole and rng.random() < touches - whole:
+                whole += 1
+            misses = int(rng.binomial(whole, miss))
             if misses:
                 cached = int(rng.binomial(misses, os_hit)) if os_hit > 0.0 else 0
                 out += [(True, files)] * cached + [(False, files)] * (misses - cached)
