@@ -68,18 +68,19 @@ def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
     """Logs of 1000 bytes at 10 bytes a transaction: a switch every 100 transactions, from the
     start. A 2-s timeout at 50 transactions a second spans 100 transactions: its writes come only
     once a PACE_WINDOW has measured the throughput; a switch always comes before the timeout
-    (span >= period), so the switches' writes stand."""
+    (span >= period), so the switches' writes stand. The cache holds both blocks: none is evicted,
+    every write is a checkpoint's."""
     seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
     cache = BufferCache([seg], 10.0)
     assert CachedBlockCheckpoints(cache, None, 10.0, None).log_switch == {}
     assert CachedBlockCheckpoints(cache, 1000.0, 0.0, None).log_switch == {}        # no redo: no switch
     assert CachedBlockCheckpoints(cache, 1000.0, 10.0, None).at_throughput(50.0) is None
     ck = CachedBlockCheckpoints(cache, 1000.0, 10.0, 2.0)
-    assert ck.log_switch["t"] == pytest.approx(cache.checkpoint_writes(100.0)["t"])
+    assert ck.log_switch["t"] == pytest.approx((0.0, cache.checkpoint_writes(100.0)["t"]))
     assert ck.at_throughput(0.0) is None
-    assert ck.at_throughput(50.0)["t"] == pytest.approx(cache.checkpoint_writes(100.0)["t"])   # switches first
+    assert ck.at_throughput(50.0)["t"] == pytest.approx((0.0, cache.checkpoint_writes(100.0)["t"]))   # switches first
     no_logs = CachedBlockCheckpoints(cache, None, 10.0, 2.0)
-    assert no_logs.at_throughput(50.0)["t"] == pytest.approx(cache.timeout_writes(100.0)["t"])
+    assert no_logs.at_throughput(50.0)["t"] == pytest.approx((0.0, cache.timeout_writes(100.0)["t"]))
 
     env = simpy.Environment()
     count = {"n": 0}
@@ -90,7 +91,7 @@ def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
             count["n"] += 1
     applied = []
     env.process(transactions())
-    env.process(no_logs.pace(env, lambda: count["n"], lambda w: applied.append((env.now, w["t"]))))
+    env.process(no_logs.pace(env, lambda: count["n"], lambda w: applied.append((env.now, w["t"][1]))))
     env.run(until=2.5 * PACE_WINDOW)
     assert [t for t, _ in applied] == [PACE_WINDOW, 2 * PACE_WINDOW]
     for _, w in applied:
@@ -203,8 +204,8 @@ def test_both_regimes_write_each_cached_block_at_the_sooner_of_the_two():
     cache = BufferCache([seg], 100.0)
     ck = CachedBlockCheckpoints(cache, 1000.0, 10.0, 1.0)
     assert ck.period == pytest.approx(100.0)
-    got = ck.at_throughput(30.0)["t"]
-    assert got == pytest.approx(cache.both_writes(100.0, 30.0)["t"], rel=1e-12)
+    evicted, got = ck.at_throughput(30.0)["t"]
+    assert evicted == 0.0 and got == pytest.approx(cache.both_writes(100.0, 30.0)["t"], rel=1e-12)
     per_block = sooner_checkpoint_writes(seg.rates * 0.5, 100.0, 30.0)
     assert got == pytest.approx(float(np.dot(seg.counts, per_block)), rel=1e-9)    # all cached
     assert got > 1.02 * max(cache.timeout_writes(30.0)["t"], cache.checkpoint_writes(100.0)["t"])
@@ -254,7 +255,7 @@ def test_the_instance_builds_the_cached_block_checkpoints_from_its_own_settings(
     system, logs = build(redo_log_size="32 MB", log_checkpoint_timeout="1800 s")
     ck = system.instance.cached_block_checkpoints
     assert ck is not None and ck.cache is logs.io.cache and ck.timeout == 1800.0
-    assert ck.log_switch == pytest.approx(logs.io.cache.checkpoint_writes(32 * 2**20 / logs.io.redo_per_tx))
+    assert ck.log_switch == logs.io.cache.dirty_writes(period=32 * 2**20 / logs.io.redo_per_tx)
     assert sum(logs.io.dirty.values()) > sum(plain.io.dirty.values())
     queued = {name: len(s.instance.env._queue) for name, s in (("plain", plain.system), ("logs", system))}
     assert queued["logs"] == queued["plain"] + 1      # the pacing process's start
@@ -275,7 +276,7 @@ def test_checkpoint_writes_reach_dbwr_as_checkpoint_queue_buffers_and_evicted_on
     io = workloads.get("tpcc").Workload(System(sc), sc.params).io
     plain = {t: list(parts) for t, parts in io.dirty_parts.items()}
     assert not any(ck for parts in plain.values() for _, _, ck in parts)
-    ckpt = {seg: 0.1 for seg in io.cache.odds}
+    ckpt = {seg: (odds.writes_per_tx, 0.1) for seg, odds in io.cache.odds.items()}
     io.set_dirty(ckpt)
     for t, parts in io.dirty_parts.items():
         assert [p for p in parts if not p[2]] == plain[t]                      # the evicted parts unchanged
@@ -342,5 +343,74 @@ def test_the_timeout_paces_at_any_positive_throughput():
     seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
     cache = BufferCache([seg], 10.0)
     ck = CachedBlockCheckpoints(cache, None, 10.0, 2.0)
-    assert ck.at_throughput(1.0)["t"] == pytest.approx(cache.timeout_writes(2.0)["t"])
-    assert ck.at_throughput(0.5)["t"] == pytest.approx(cache.timeout_writes(1.0)["t"])
+    assert ck.at_throughput(1.0)["t"] == pytest.approx((0.0, cache.timeout_writes(2.0)["t"]))
+    assert ck.at_throughput(0.5)["t"] == pytest.approx((0.0, cache.timeout_writes(1.0)["t"]))
+
+
+def _one_evictable_block(r, u, ttl, span=None, period=None, horizon=2e6, seed=3):
+    """One block by hand: Poisson touches (r a transaction), a change with P u, evicted `ttl` after its
+    last touch (Che's LRU), a changed block written at the soonest of its eviction, `span` after its
+    first change (the timeout) and the next checkpoint every `period`: (evicted, checkpointed) a transaction."""
+    import math
+    rng = np.random.default_rng(seed)
+    t, last, cached, dirty, ev, ck = 0.0, -math.inf, False, None, 0, 0
+    switch = period if period else math.inf
+    while t < horizon:
+        t += rng.exponential(1.0 / r)
+        while True:
+            out = last + ttl if cached else math.inf
+            due = dirty + span if dirty is not None and span else math.inf
+            first = min(out, due, switch)
+            if first > t:
+                break
+            if first == switch:
+                ck += dirty is not None
+                dirty, switch = None, switch + period
+            elif first == due:
+                ck, dirty = ck + 1, None
+            else:
+                ev += dirty is not None
+                dirty, cached = None, False
+        cached, last = True, t
+        if dirty is None and rng.random() < u:
+            dirty = t
+    return ev / horizon, ck / horizon
+
+
+@pytest.mark.parametrize("ttl, span, period, tol", [
+    (100.0, None, None, 0.04),     # eviction only: exact (the residency argument)
+    (100.0, 50.0, None, 0.04),     # timeout shorter than the cache's time: every write the timeout's
+    (100.0, 150.0, None, 0.04),    # either may come first
+    (300.0, 200.0, None, 0.04),
+    (100.0, None, 200.0, 0.08),    # log switches and eviction as competing rates: an approximation
+    (300.0, 150.0, 400.0, 0.08),
+])
+def test_each_dirty_episode_is_written_once_at_the_sooner_of_eviction_and_checkpoint(ttl, span, period, tol):
+    """BufferCache.dirty_writes per block (episode_writes) against one block simulated by hand: the
+    total within 4% where the timeout alone runs (the geometric sum of gaps taken as exponential), 8%
+    with log switches; which of the two wrote it within a few points."""
+    import math
+
+    from sim.db.buffer_cache import episode_writes
+    r, u = 0.01, 0.3
+    ev, ck = episode_writes(np.array([r * u]), np.array([r]), np.array([math.exp(-r * ttl)]), period, span)
+    sim_ev, sim_ck = _one_evictable_block(r, u, ttl, span, period)
+    assert ev[0] + ck[0] == pytest.approx(sim_ev + sim_ck, rel=tol)
+    assert ck[0] / (ev[0] + ck[0]) == pytest.approx(sim_ck / (sim_ev + sim_ck), abs=0.1)
+    if span is not None and span <= ttl and period is None:
+        assert ev[0] == 0.0 and ck[0] == pytest.approx(r * u / (1.0 + r * u * span), rel=1e-12)
+
+
+def test_a_block_the_timeout_wrote_is_not_written_again_when_evicted():
+    """Eviction alone gives the residency argument's writes (SegmentOdds.writes_per_tx); with a
+    timeout the total is below eviction + timeout_writes (the sum once used, which wrote an episode
+    twice), and a timeout shorter than the cache's time leaves no write to eviction at all."""
+    seg = Segment("t", np.array([0.5, 0.05, 0.01, 0.001]), np.array([100.0, 1000.0, 5000.0, 50_000.0]), 0.3)
+    for blocks in (200.0, 2000.0, 10_000.0):
+        cache = BufferCache([seg], blocks)
+        assert cache.dirty_writes()["t"] == pytest.approx((cache.odds["t"].writes_per_tx, 0.0), rel=1e-9)
+        for span in (50.0, 500.0, 5000.0):
+            ev, ck = cache.dirty_writes(span=span)["t"]
+            assert ev + ck < cache.odds["t"].writes_per_tx + cache.timeout_writes(span)["t"]
+    ttl = -np.log(1.0 - BufferCache([seg], 10_000.0)._hits["t"][3]) / 0.001   # the cache's time, transactions
+    assert BufferCache([seg], 10_000.0).dirty_writes(span=0.9 * ttl)["t"][0] == 0.0

@@ -384,9 +384,10 @@ class _IoPlan:
                 / written)
         self.os_hits = 0
 
-    def set_dirty(self, checkpoint: dict[str, float]) -> None:
-        """Blocks left for DBWR per transaction of each type, and by segment: evicted dirty
-        blocks, inserts, and the checkpoint writes of blocks that stay cached."""
+    def set_dirty(self, checkpoint: dict[str, tuple[float, float]]) -> None:
+        """Blocks left for DBWR per transaction of each type, and by segment: inserts, and each
+        segment's (evicted, checkpointed) writes (BufferCache.dirty_writes; a segment not in
+        `checkpoint`: eviction only)."""
         mix, odds = self._mix, self.cache.odds
         self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(self._block_size) for t in TYPES}
         # ... and by segment, where the datafile layout tells segments apart
@@ -397,7 +398,7 @@ class _IoPlan:
             weight = sum(mix[t] * n for t, n in per.items())
             if not weight:
                 continue
-            evicted, cached = odds[seg].writes_per_tx, checkpoint.get(seg, 0.0)
+            evicted, cached = checkpoint.get(seg, (odds[seg].writes_per_tx, 0.0))
             for t, n in per.items():
                 self.dirty[t] += (evicted + cached) * n / weight
                 self.dirty_parts[t].append((evicted * n / weight, self.layout.of(seg), False))

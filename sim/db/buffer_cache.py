@@ -17,7 +17,13 @@ often it is touched per transaction, and what share of the touches change it. Th
   changes between two checkpoints cost one write); with a checkpoint timeout instead (no
   changed block unwritten longer than n transactions), c / (1 + c n) writes per transaction;
   with both (`both_writes`), the exact rate of "written at the sooner of the two" (see
-  `sooner_checkpoint_writes`).
+  `sooner_checkpoint_writes`). These three count a block as if it never left the cache.
+- `dirty_writes` puts eviction and checkpoints together, as DBWR meets them: a block changed
+  while clean starts a dirty episode that one write ends, at its eviction or at its checkpoint,
+  whichever comes first (a block the timeout wrote and the cache then evicts clean costs no
+  second write). With D the mean length of an episode, writes = c / (1 + c D) a transaction
+  (renewal: the block is clean, and so can be dirtied, a share 1 - w D of the time). See
+  `episode_writes`.
 
 The OS page cache caches pages, not database blocks: where a page holds several blocks
 (`page_blocks`: 8 KB Solaris pages on UltraSPARC over 2 KB Oracle blocks hold 4), level 2
@@ -145,12 +151,75 @@ class BufferCache:
             out[s.name] = float(np.dot(s.counts * self._hits[s.name], sooner_checkpoint_writes(change, period, span)))
         return out
 
+    def dirty_writes(self, period: float | None = None, span: float | None = None) -> dict[str, tuple[float, float]]:
+        """(evicted, checkpointed) writes per transaction, per segment, with every dirty episode
+        written once, at the sooner of its eviction and its checkpoint (`episode_writes`): log
+        switches every `period` transactions and/or a timeout of `span` (None: that regime is off;
+        both None: eviction only, `SegmentOdds.writes_per_tx`)."""
+        out = {}
+        for s in self.segments:
+            ev, ck = episode_writes(s.rates * s.update_share, s.rates, 1.0 - self._hits[s.name], period, span)
+            out[s.name] = (float(np.dot(s.counts, ev)), float(np.dot(s.counts, ck)))
+        return out
+
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""
         read = [s for s in self.segments if s.read_on_miss]
         total = sum(s.touches for s in read)
         missed = sum(s.touches * self.odds[s.name].miss for s in read)
         return 1.0 - missed / total if total else 1.0
+
+
+def episode_writes(change: np.ndarray, rate: np.ndarray, miss: np.ndarray, period: float | None = None,
+                   span: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(evicted, checkpointed) writes per transaction of one block per bucket: touched `rate` (r)
+    times per transaction, `change` (c) of them changes, missing the cache with P `miss` (p).
+
+    Che's cache is a TTL: a block leaves T = -ln(p) / r transactions after its last touch, so from
+    a touch (a change is one) it is evicted after E = T + X, X the touch gaps shorter than T before
+    the first longer one: a geometric number of them (none with P p), mean E[E] = (1/p - 1) / r.
+    A dirty episode (from the change that dirtied a clean block to its write) lasts D = min(E, the
+    checkpoint's delay) and the block writes c / (1 + c E[D]) a transaction, the checkpoint's share
+    being P(checkpoint first). Eviction alone (both regimes off) is exact: c / (1 + c E[E]) is the
+    residency argument's r p u / (p + u - p u).
+    - Timeout of n (`span` alone): D = min(E, n). X is taken as 0 with P p and else exponential of
+      its mean (a geometric sum of gaps; exact in the limits p -> 0 and T -> 0), so for n > T
+      E[D] = T + E[X] (1 - e^{-(n - T)/m}), m = E[X] / (1 - p), and P(timeout first) = (1 - p) e^{-(n - T)/m};
+      for n <= T the timeout always comes first: c / (1 + c n), as timeout_writes.
+    - Log switches (`period`, with or without a timeout): an always-cached block's exact rate w_c
+      (`sooner_checkpoint_writes`) is an episode of d_c = 1/w_c - 1/c; with eviction, the two end an
+      episode as competing rates, D = 1 / (1/d_c + 1/E[E]) (exact when either is off)."""
+    c = np.asarray(change, dtype=float)
+    r = np.asarray(rate, dtype=float)
+    p = np.clip(np.asarray(miss, dtype=float), 0.0, 1.0)
+    live = (c > 0.0) & (r > 0.0)
+    cs, rs, ps = c[live], r[live], p[live]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        evict = np.where(ps > 0.0, (1.0 / ps - 1.0) / rs, np.inf)           # E[E]
+        if period is not None:
+            wc = (sooner_checkpoint_writes(cs, period, span) if span is not None
+                  else -np.expm1(-cs * period) / period)
+            dc = np.maximum(1.0 / wc - 1.0 / cs, 0.0)
+            first = np.where(np.isinf(evict), 1.0, evict / (dc + evict))     # P(checkpoint first)
+            episode = np.where(np.isinf(evict), dc, dc * evict / (dc + evict))
+        elif span is not None:
+            x = -np.log(np.where(ps > 0.0, ps, 1.0))                        # r T (0 where p = 1)
+            ttl = np.where(ps > 0.0, x / rs, np.inf)
+            # E[X] = T (e^x - 1 - x) / x, by its series where x is small (cancellation)
+            gaps = np.where(x > 1e-4, (np.expm1(x) - x) / np.where(x > 0.0, rs, 1.0),
+                            ttl * (x / 2.0 + x * x / 6.0))
+            q = -np.expm1(-x)
+            left = span - ttl
+            tail = np.where(q > 0.0, np.exp(-np.maximum(left, 0.0) * q / np.where(gaps > 0.0, gaps, 1.0)), 0.0)
+            after = left > 0.0
+            episode = np.where(after, ttl + gaps * (1.0 - tail), span)
+            first = np.where(after, q * tail, 1.0)
+        else:
+            episode, first = evict, np.zeros_like(cs)
+        w = np.where(np.isinf(episode), 0.0, cs / (1.0 + cs * np.where(np.isinf(episode), 0.0, episode)))
+    evicted, checkpointed = np.zeros_like(c), np.zeros_like(c)
+    evicted[live], checkpointed[live] = w * (1.0 - first), w * first
+    return evicted, checkpointed
 
 
 _CHUNK = 1 << 20   # elements of the (bucket x term) array evaluated at once (8 MB): bounds memory, not accuracy

@@ -12,11 +12,12 @@ DBWR writes the blocks handed to it in order, so "the checkpoint of switch s is 
 is "DBWR has written as many blocks as had been dirtied at switch s": two counters and a
 short list of marks, O(1) per log write.
 
-A block that stays in the buffer cache is written only by checkpoints: `CachedBlockCheckpoints`
-turns the two regimes (a checkpoint at every log switch; log_checkpoint_timeout) into writes
-per transaction of such blocks, per segment of a workload's buffer cache (sim/db/buffer_cache.py),
-the timeout's span paced by the run's own measured throughput; with both, each changed block is
-written at the sooner of the two (BufferCache.both_writes, exact for Poisson changes).
+A changed block is written once, by whichever comes first: its eviction or a checkpoint.
+`CachedBlockCheckpoints` turns the two regimes (a checkpoint at every log switch;
+log_checkpoint_timeout) into (evicted, checkpointed) writes per transaction, per segment of a
+workload's buffer cache (BufferCache.dirty_writes, sim/db/buffer_cache.py), the timeout's span
+paced by the run's own measured throughput; with both, a cached block is written at the sooner
+of the two (exact for Poisson changes: sooner_checkpoint_writes).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ class LogSwitchCheckpoints:
 
 
 class CachedBlockCheckpoints:
-    """Writes per transaction, per segment, of changed blocks that stay cached, under the
-    checkpoint regimes a database sets: a checkpoint at every log switch (`redo_log_size`, with
+    """(evicted, checkpointed) writes per transaction, per segment, of changed blocks under the
+    checkpoint regimes a database sets (each dirty episode written once, at the sooner of its
+    eviction and its checkpoint): a checkpoint at every log switch (`redo_log_size`, with
     the workload's mean `redo_per_tx` bytes a transaction: one every redo_log_size / redo_per_tx
     transactions) and/or `timeout` (log_checkpoint_timeout, s: how many transactions it spans
     follows the throughput, `at_throughput` and `pace`). `cache` is the workload's BufferCache."""
@@ -66,23 +68,17 @@ class CachedBlockCheckpoints:
         self.period: float | None = (redo_log_size / redo_per_tx
                                      if redo_log_size is not None and redo_per_tx > 0.0 else None)
         # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
-        self.log_switch: dict[str, float] = cache.checkpoint_writes(self.period) if self.period is not None else {}
+        self.log_switch: dict[str, tuple[float, float]] = (cache.dirty_writes(period=self.period)
+                                                           if self.period is not None else {})
 
-    def at_throughput(self, per_s: float) -> dict[str, float] | None:
-        """With a timeout, the writes per transaction per segment at `per_s` transactions a second
-        (None without a timeout or without throughput: the log-switch writes stand).
-
-        With both regimes a changed block is written at the sooner of the timeout and the next
-        log switch: BufferCache.both_writes, per block (bucket) and exact for Poisson changes. It is
-        at least the larger of the two regimes' rates and at most their sum (the per-segment max()
-        used before under-counted, by up to 2x per block: a hot block with C just above n is written
-        by the timeout and again at the switch just after)."""
+    def at_throughput(self, per_s: float) -> dict[str, tuple[float, float]] | None:
+        """With a timeout, the (evicted, checkpointed) writes per transaction per segment at `per_s`
+        transactions a second (None without a timeout or without throughput: the log-switch writes
+        stand). With both regimes a changed block is written at the soonest of the timeout, the
+        next log switch and its eviction (BufferCache.dirty_writes)."""
         if self.timeout is None or per_s <= 0.0:
             return None
-        span = self.timeout * per_s
-        if self.period is None:
-            return self.cache.timeout_writes(span)
-        return self.cache.both_writes(self.period, span)
+        return self.cache.dirty_writes(self.period, self.timeout * per_s)
 
     def pace(self, env, finished: Callable[[], int], apply: Callable[[dict[str, float]], None]):
         """Process: every PACE_WINDOW, the throughput of the window just gone (from `finished()`,
