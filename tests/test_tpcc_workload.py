@@ -571,6 +571,7 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     assert stock.touches == pytest.approx(0.45 * 10 + 0.04 * 200)
     assert stock.update_share == pytest.approx(0.45 * 10 / (0.45 * 10 + 0.04 * 200))
     assert len(segs["stock_index"].counts) == math.ceil(100_000 / leaf)
+    assert segs["stock_index"].touches == pytest.approx(stock.touches)     # one leaf per stock row
     assert segs["stock_index"].update_share == 0.0
     cust = segs["customer"]
     assert len(cust.counts) == math.ceil(3000 / (use // 655)) and set(cust.counts) == {10 * warehouses}
@@ -588,8 +589,11 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     hot_blocks = (100_000 / (use // 82) + warehouses / (use // 89) + warehouses * 10 / (use // 95)
                   + leaves / leaf + warehouses * 10 * 20 * 10 / (use // 54))
     assert hot.blocks == math.ceil(hot_blocks) and hot.update_share == 0.0
-    # the block popularity within stock is NURand's, keys 5 (or more) to a block
-    assert stock.rates.sum() * warehouses == pytest.approx(stock.touches)
+    # the block popularity within stock is NURand(8191, 1, 100000)'s, within customer NURand(1023, 1, 3000)'s
+    assert np.allclose(stock.rates * warehouses / stock.touches,
+                       tb._packed(tb.nurand_pmf(8191, 1, 100_000), int(use // 306)))
+    assert np.allclose(cust.rates * 10 * warehouses / cust.touches,
+                       tb._packed(tb.nurand_pmf(1023, 1, 3_000), int(use // 655)))
     assert stock.rates.max() > 10 * stock.rates.min()
 
 
@@ -602,6 +606,12 @@ def test_segments_normalise_the_mix_and_hash_clusters_move_gets_to_hot_blocks():
     moved = sum(s.touches for s in plain if s.name != "hot") - sum(
         s.touches for s in hashed.values() if s.name != "hot")
     assert hashed["hot"].touches == pytest.approx({s.name: s for s in plain}["hot"].touches + moved)
+    assert hashed["stock_index"].touches == 0.0 and hashed["stock_index"].update_share == 0.0
+    # a mix given in part: the types left out run no transactions
+    alone = {s.name: s for s in tb.segments(1, 2048, {"new_order": 1.0}, tpcc.LOGICAL_READS)}
+    assert alone["stock"].touches == pytest.approx(10.0) and alone["customer"].touches == pytest.approx(1.0)
+    assert alone["old_orders"].touches == 0.0 and alone["old_orders"].update_share == 0.0
+    assert alone["hot"].touches == pytest.approx(104.0 - 22.0)
     # more cold touches than logical reads: no negative hot touches
     few = tb.segments(1, 2048, {"stock_level": 1.0}, {t: 1.0 for t in TYPES})
     assert few[-1].touches == 0.0
@@ -624,6 +634,8 @@ def test_undo_blocks_fill_without_pctfree_and_the_segment_circles():
     seg = tb.undo_segment(dict(SPEC_MIX), 2048, 10 * 2**20 + 1)
     assert seg.name == "undo" and seg.blocks == 5121 and seg.update_share == 1.0 and seg.read_on_miss is False
     assert seg.touches == pytest.approx(u)
+    big = tb.undo_segment(dict(SPEC_MIX), 8192, 2**20)           # a quarter of an 8 KB block per transaction
+    assert big.update_share == 1.0 and big.blocks == 128 and big.touches == pytest.approx(2015.09 / 8102)
     tiny = tb.undo_segment(dict(SPEC_MIX), 2048, 100.0)
     assert tiny.blocks == 1.0
     idle = tb.undo_segment({"stock_level": 1.0}, 2048, 2**20)
