@@ -556,7 +556,7 @@ def test_cold_touches_follow_the_transaction_profiles():
     assert tb.INSERTED_BYTES == {"new_order": 24 + 8 + 10 * 54, "payment": 46}
 
 
-@pytest.mark.parametrize("block_size, warehouses", [(2048, 1), (8192, 3)])
+@pytest.mark.parametrize("block_size, warehouses", [(2048, 1), (8192, 3), (2048, 1000)])
 def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     """Per transaction of the mix the segments' touches add up to the logical reads; each large
     object has its rows packed into blocks, one copy per warehouse (per district for customer)."""
@@ -579,6 +579,7 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     assert cust.touches == pytest.approx(touches)
     assert cust.update_share == pytest.approx((0.43 + 0.04 * 10) / touches)
     assert len(segs["customer_index"].counts) == math.ceil(3000 / leaf)
+    assert set(segs["customer_index"].counts) == {10 * warehouses}
     old = segs["old_orders"]
     old_bytes = warehouses * 10 * (3000 * (24 + 10 * 54) + 900 * 8)
     assert old.blocks == math.ceil(old_bytes / use) and len(old.counts) == 1
@@ -743,3 +744,39 @@ def test_too_many_clients_are_out_of_memory_before_the_run():
     system, wl = _build(users=8, warehouses=2000)
     status, message = wl.admit()
     assert status == "out_of_memory" and "exceed physical memory" in message
+
+
+def test_one_terminal_is_enough():
+    assert _load(users=1).params.users == 1
+    assert tpcc.warehouses_of(_load(users=1).params) == 1
+
+
+def test_a_database_larger_than_its_data_device_is_refused():
+    """100,000 warehouses (~7 TB) do not fit the T5220's 438 GB array; 1,000 (~70 GB) do."""
+    with pytest.raises(ConfigError, match=r"params\.warehouses.*a database that fits on device .array."):
+        _load(warehouses=100_000, **{"database.db_cache": "1 GB"})
+    assert _load(warehouses=1000, **{"database.db_cache": "1 GB"}).params.warehouses == 1000
+
+
+def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
+    """The page cache (what the memory account leaves, in blocks) holds some misses; a written
+    page is found with each segment's write_os_hit, inserts' pages always, and of each 4 undo
+    blocks (8 KB pages over 2 KB blocks) 3 find the page the one before wrote, the first as the
+    cache model says."""
+    system, wl = _cached(**{"os.filesystem": "ufs_buffered", "database.rollback_size": "10 MB"})
+    io, odds = wl.io, wl.io.cache.odds
+    assert io.cache.os_blocks == pytest.approx(system.vm.page_cache_size() / 2048) and io.cache.os_blocks > 0.0
+    assert odds["stock"].os_hit > 0.0
+    assert any(os_hit > 0.0 for _, _, os_hit, _ in io.plan["new_order"])
+    evicted = {s: odds[s].writes_per_tx for s in tb.UPDATES}
+    inserts = tb.appended_blocks_per_tx(SPEC_MIX, 2048)
+    undo, hu = odds["undo"].writes_per_tx, odds["undo"].write_os_hit
+    assert undo > 0.0 and 0.0 < hu < 1.0
+    hit = (sum(w * odds[s].write_os_hit for s, w in evicted.items()) + inserts + undo * (3 + hu) / 4) / (
+        sum(evicted.values()) + inserts + undo)
+    assert system.datafiles.write_page_hit == pytest.approx(hit)
+
+
+def test_a_tp_monitor_terminal_without_keying_or_think_resubmits_at_once():
+    wl = _run(_build(users=1, sessions=1, think_time="0 s", keying_time="0 s")[1], 0.5, 100.0)
+    assert 198 <= wl.completed <= 200
