@@ -763,7 +763,7 @@ def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
     page is found with each segment's write_os_hit, inserts' pages always, and of each 4 undo
     blocks (8 KB pages over 2 KB blocks) 3 find the page the one before wrote, the first as the
     cache model says."""
-    system, wl = _cached(**{"os.filesystem": "ufs_buffered", "database.rollback_size": "10 MB"})
+    system, wl = _cached(**{"os.filesystem": "ufs_buffered", "database.rollback_size": "4 GB"})   # 4 x the cache
     io, odds = wl.io, wl.io.cache.odds
     assert io.cache.os_blocks == pytest.approx(system.vm.page_cache_size() / 2048) and io.cache.os_blocks > 0.0
     assert odds["stock"].os_hit > 0.0
@@ -771,7 +771,7 @@ def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
     evicted = {s: odds[s].writes_per_tx for s in tb.UPDATES}
     inserts = tb.appended_blocks_per_tx(SPEC_MIX, 2048)
     undo, hu = odds["undo"].writes_per_tx, odds["undo"].write_os_hit
-    assert undo > 0.0 and 0.0 < hu < 1.0
+    assert undo > 0.5 and 0.0 < hu < 1.0          # most undo blocks are evicted before the circle returns
     hit = (sum(w * odds[s].write_os_hit for s, w in evicted.items()) + inserts + undo * (3 + hu) / 4) / (
         sum(evicted.values()) + inserts + undo)
     assert system.datafiles.write_page_hit == pytest.approx(hit)
