@@ -780,3 +780,15 @@ def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
 def test_a_tp_monitor_terminal_without_keying_or_think_resubmits_at_once():
     wl = _run(_build(users=1, sessions=1, think_time="0 s", keying_time="0 s")[1], 0.5, 100.0)
     assert 198 <= wl.completed <= 200
+
+
+def test_without_keying_the_think_under_way_is_length_biased():
+    """No keying, the TPC-C mean think times per type: a user seen at a random moment is thinking
+    after type j with odds mix_j x think_j, so the rest of its think has mean
+    sum mix_j think_j^2 / sum mix_j think_j = 132.72 / 11.36 = 11.68 s (not the mix's 11.36 s)."""
+    _, wl = _build(keying_time="0 s")
+    n = 100_000
+    waits = np.array([wl._first_transaction()[1] for _ in range(n)])
+    mean = sum(SPEC_MIX[t] * SPEC_THINK[t] ** 2 for t in TYPES) / sum(SPEC_MIX[t] * SPEC_THINK[t] for t in TYPES)
+    assert mean == pytest.approx(11.683, abs=0.001)
+    assert waits.mean() == pytest.approx(mean, abs=4 * waits.std() / math.sqrt(n))
