@@ -261,7 +261,7 @@ class Workload:
         keyings = {t: self._times(t)[0] for t in TYPES}
         if not any(keyings.values()):      # no keying: part-way through a think time
             kind = self._next_kind()
-            _, think = self._times(self._next_kind())
+            _, think = self._times(self._thinking_after())
             return kind, draws.exponential(think) if think > 0.0 else 0.01 * draws.uniform()
         u = draws.uniform() * sum(w for w, _, _ in self._phases)
         for weight, phase, t in self._phases:
@@ -272,6 +272,17 @@ class Workload:
             return t, draws.uniform() * keyings[t]
         kind = self._next_kind()
         return kind, draws.exponential(self._times(t)[1]) + keyings[kind]
+
+    def _thinking_after(self) -> str:
+        """The type a user seen thinking has just run: odds mix_j x think_j (a longer think is the
+        likelier to be under way at a random moment); with equal thinks, the mix's odds."""
+        thinks = [(w, t) for w, phase, t in self._phases if phase == "think"]
+        u = self.draws.uniform() * sum(w for w, _ in thinks)
+        for weight, t in thinks:
+            if u < weight:
+                break
+            u -= weight
+        return t
 
     def _terminal(self, session):
         """A user with a dedicated server session: key, think, run a transaction, over and over."""
