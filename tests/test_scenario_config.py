@@ -538,3 +538,19 @@ def test_a_word_size_is_a_whole_number_as_written():
     e = refused_setting("database.oracle_bits", "true")
     assert e.problem == "got True; expected one of 32, 64"
     assert load(**{"os.bits": "64"}).describe()["os.bits"] == 64
+
+
+def test_a_bad_value_given_beside_a_scenario_file_is_blamed_on_the_command_line(tmp_path):
+    # oltpsim run s.yaml --set users=0 said "s.yaml: params.users: got 0", sending the reader to a file holding 4
+    path = tmp_path / "s.yaml"
+    path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 4}\nrun: {warmup: 2 s}\n")
+    for overrides, fields, key in [({"users": "0"}, {}, "params.users"), ({"run.warmup": "-1 s"}, {}, "run.warmup"),
+                                   ({}, {"profile": "t5221"}, "profile"),
+                                   ({"hardware.memory.size": "ten"}, {}, "hardware.memory.size")]:
+        with pytest.raises(ConfigError) as info:
+            sc_mod.load(path, overrides, **fields)
+        assert (info.value.file, info.value.path) == ("<command line>", key), str(info.value)
+    path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 0}\n")
+    with pytest.raises(ConfigError) as info:       # the file's own value is still blamed on the file
+        sc_mod.load(path, {"run.seed": "3"})
+    assert (info.value.file, info.value.path) == (str(path), "params.users")
