@@ -104,7 +104,7 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
             out = units.parse(value, kind)
         except units.UnitError as exc:
             raise _unit_error(src, value, kind, str(exc)) from None
-        if tp is int:
+        if tp is int and math.isfinite(out):   # rounded once known finite: _limits refuses '1e999 KB' clearly
             out = int(round(out))
         out = _limits(out, value, meta, src, units.expected(kind))
         choices = meta.get("choices")
@@ -128,8 +128,9 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
         return value
     if origin is Literal:
         allowed = typing.get_args(tp)
-        if value not in allowed:
-            hint = suggest(value, [str(a) for a in allowed]) if isinstance(value, str) else ""
+        # of the same type too: 64.0 and True equal a Literal's 64 and 1, yet a whole-number key refuses 3.0
+        if not any(type(value) is type(a) and value == a for a in allowed):
+            hint = suggest(value, [a for a in allowed if isinstance(a, str)]) if isinstance(value, str) else ""
             raise src.bad(value, "one of " + ", ".join(repr(a) for a in allowed) + hint)
         return value
     if dataclasses.is_dataclass(tp):

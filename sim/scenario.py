@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import workloads
 from sim import units
-from sim.config import (OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
+from sim.config import (ConfigError, OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
                         suggest, what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
@@ -391,4 +391,11 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
         if v is not None:
             data = replace_path(data, k, v)
     data = apply_overrides(data, overrides or {})
-    return resolve(data, source)
+    try:
+        return resolve(data, source)
+    except ConfigError as exc:
+        # a value given beside the file (--set, --profile) is blamed on the command line, not on a file without it
+        given = [k for k, v in fields.items() if v is not None] + [setting_path(k) for k in overrides or {}]
+        if path is not None and any(exc.path == g or exc.path.startswith((g + ".", g + "[")) for g in given):
+            raise ConfigError("<command line>", exc.path, exc.problem) from None
+        raise
