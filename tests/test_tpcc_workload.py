@@ -381,7 +381,8 @@ def test_every_dirty_block_is_charged_to_a_transaction_that_changes_it():
     for t in TYPES:
         assert sum(m for m, _, _ in io.dirty_parts[t]) == pytest.approx(io.dirty[t])
     ckpt = {"stock": 0.2, "customer": 0.1, "old_orders": 0.05, "hot": 9.0}    # hot has no updater
-    io.set_dirty(ckpt)
+    # (evicted, checkpointed) per segment, the evicted part as without checkpoints
+    io.set_dirty({seg: (io.cache.odds[seg].writes_per_tx, w) for seg, w in ckpt.items()})
     assert sum(mix[t] * io.checkpointed[t] for t in TYPES) == pytest.approx(0.35)
     assert sum(mix[t] * io.dirty[t] for t in TYPES) == pytest.approx(evicted + inserts + 0.35)
     assert io.checkpointed["new_order"] == pytest.approx(0.2 / 0.45)          # stock: New-Order's alone
@@ -430,7 +431,7 @@ def test_a_transaction_splits_its_cpu_around_its_reads_and_hands_its_dirty_block
 def test_dirty_blocks_are_drawn_around_their_means():
     _, wl = _cached()
     io, rng = wl.io, np.random.default_rng(3)
-    io.set_dirty({"stock": 0.3})
+    io.set_dirty({"stock": (io.cache.odds["stock"].writes_per_tx, 0.3)})
     assert io.layout.uniform
     n = 4000
     draws = [io.dirtied("new_order", 1.5, rng) for _ in range(n)]
