@@ -414,3 +414,30 @@ def test_a_block_the_timeout_wrote_is_not_written_again_when_evicted():
             assert ev + ck < cache.odds["t"].writes_per_tx + cache.timeout_writes(span)["t"]
     ttl = -np.log(1.0 - BufferCache([seg], 10_000.0)._hits["t"][3]) / 0.001   # the cache's time, transactions
     assert BufferCache([seg], 10_000.0).dirty_writes(span=0.9 * ttl)["t"][0] == 0.0
+
+
+def test_episode_writes_stay_between_nothing_and_every_change_and_fall_as_the_timeout_lengthens():
+    """Any block (touch rate, change share, miss chance) under any regime: finite, non-negative,
+    never more writes than changes; a longer timeout never adds writes; an endless one is eviction alone."""
+    from hypothesis import given, settings, strategies as st
+
+    from sim.db.buffer_cache import episode_writes
+
+    rates = st.floats(1e-6, 10.0)
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(r=rates, u=st.floats(0.0, 1.0), p=st.floats(0.0, 1.0), span=st.floats(1e-3, 1e7),
+           period=st.one_of(st.none(), st.floats(1e-2, 1e7)))
+    def check(r, u, p, span, period):
+        c, rr, pp = np.array([r * u]), np.array([r]), np.array([p])
+        ev, ck = episode_writes(c, rr, pp, period, span)
+        total = ev[0] + ck[0]
+        assert np.isfinite(total) and ev[0] >= 0.0 and ck[0] >= 0.0 and total <= c[0] * (1 + 1e-9) + 1e-300
+        if period is None:
+            ev2, ck2 = episode_writes(c, rr, pp, None, 2.0 * span)
+            assert ev2[0] + ck2[0] <= total * (1 + 1e-9) + 1e-300
+            alone = episode_writes(c, rr, pp)
+            far = episode_writes(c, rr, pp, None, 1e15)
+            assert far[0][0] + far[1][0] == pytest.approx(alone[0][0], rel=1e-6, abs=1e-12)   # c / (1 + c 1e15) where always cached
+
+    check()

@@ -210,9 +210,11 @@ def episode_writes(change: np.ndarray, rate: np.ndarray, miss: np.ndarray, perio
                             ttl * (x / 2.0 + x * x / 6.0))
             q = -np.expm1(-x)
             left = span - ttl
-            tail = np.where(q > 0.0, np.exp(-np.maximum(left, 0.0) * q / np.where(gaps > 0.0, gaps, 1.0)), 0.0)
+            decay = np.maximum(left, 0.0) * q / np.where(gaps > 0.0, gaps, 1.0)
+            tail = np.where(q > 0.0, np.exp(-decay), 0.0)
+            gone = np.where(q > 0.0, -np.expm1(-decay), 1.0)   # 1 - tail, kept where decay is ~1e-150
             after = left > 0.0
-            episode = np.where(after, ttl + gaps * (1.0 - tail), span)
+            episode = np.where(after, ttl + gaps * gone, span)
             first = np.where(after, q * tail, 1.0)
         else:
             episode, first = evict, np.zeros_like(cs)
