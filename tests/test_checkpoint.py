@@ -419,7 +419,7 @@ def test_a_block_the_timeout_wrote_is_not_written_again_when_evicted():
 def test_episode_writes_stay_between_nothing_and_every_change_and_fall_as_the_timeout_lengthens():
     """Any block (touch rate, change share, miss chance) under any regime: finite, non-negative,
     never more writes than changes; a longer timeout never adds writes; an endless one is eviction alone."""
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import example, given, settings, strategies as st
 
     from sim.db.buffer_cache import episode_writes
 
@@ -428,6 +428,11 @@ def test_episode_writes_stay_between_nothing_and_every_change_and_fall_as_the_ti
     @settings(max_examples=300, deadline=None, derandomize=True)
     @given(r=rates, u=st.floats(0.0, 1.0), p=st.floats(0.0, 1.0), span=st.floats(1e-3, 1e7),
            period=st.one_of(st.none(), st.floats(1e-2, 1e7)))
+    @example(r=1.0, u=1.0, p=5e-324, span=745.0, period=None)    # e^{rT} past a double
+    @example(r=1.0, u=1.0, p=3.3e-170, span=1.0, period=None)    # 1 - e^-x with x ~1e-155
+    @example(r=1.0, u=1.0, p=0.0, span=1.0, period=None)         # always cached
+    @example(r=1.0, u=0.5, p=1.0, span=1.0, period=None)         # never cached
+    @example(r=1.0, u=2.2250738585e-313, p=0.3, span=1.0, period=100.0)   # 1/w - 1/c cancels
     def check(r, u, p, span, period):
         c, rr, pp = np.array([r * u]), np.array([r]), np.array([p])
         ev, ck = episode_writes(c, rr, pp, period, span)

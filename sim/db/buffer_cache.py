@@ -199,7 +199,11 @@ def episode_writes(change: np.ndarray, rate: np.ndarray, miss: np.ndarray, perio
         if period is not None:
             wc = (sooner_checkpoint_writes(cs, period, span) if span is not None
                   else -np.expm1(-cs * period) / period)
-            dc = np.maximum(1.0 / wc - 1.0 / cs, 0.0)
+            # 1/w_c - 1/c cancels for rarely changed blocks: there a change falls at a uniform phase,
+            # and waits for the next switch (C/2 on average) or the timeout, whichever is sooner
+            rare = cs * period < 1e-6
+            uniform = span - span * span / (2.0 * period) if span is not None and span < period else period / 2.0
+            dc = np.where(rare, uniform, np.maximum(1.0 / np.where(rare, 1.0, wc) - 1.0 / cs, 0.0))
             first = np.where(np.isinf(evict), 1.0, evict / (dc + evict))     # P(checkpoint first)
             episode = np.where(np.isinf(evict), dc, dc * evict / (dc + evict))
         elif span is not None:
@@ -214,8 +218,10 @@ def episode_writes(change: np.ndarray, rate: np.ndarray, miss: np.ndarray, perio
             tail = np.where(q > 0.0, np.exp(-decay), 0.0)
             gone = np.where(q > 0.0, -np.expm1(-decay), 1.0)   # 1 - tail, kept where decay is ~1e-150
             after = left > 0.0
-            episode = np.where(after, ttl + gaps * gone, span)
-            first = np.where(after, q * tail, 1.0)
+            # e^{rT} past a double (P(miss) ~1e-320): the gaps never end, the timeout always comes first
+            endless = ~np.isfinite(gaps)
+            episode = np.where(after & ~endless, ttl + np.where(endless, 0.0, gaps) * gone, span)
+            first = np.where(after & ~endless, q * tail, 1.0)
         else:
             episode, first = evict, np.zeros_like(cs)
         w = np.where(np.isinf(episode), 0.0, cs / (1.0 + cs * np.where(np.isinf(episode), 0.0, episode)))
