@@ -8,7 +8,7 @@ fixed cost per get: the usual reading of an AWR profile, where CPU tracks
 
 Constants (each with its source or the single published row it was fitted to):
 
-- LOGICAL_READS, BLOCK_CHANGES, REDO_BYTES per type: estimated from the TPC-C schema and
+- LOGICAL_READS, REDO_BYTES per type: estimated from the TPC-C schema and
   transaction profiles (TPC-C spec 2.4-2.8) assuming ~3 gets per indexed row lookup
   (root, leaf, table block), 2 per insert, 1 per update of a pinned block.
 - INSTRUCTIONS_PER_GET: fitted to tseries.oltp_users, 8-user row (throughput per user with
@@ -83,7 +83,6 @@ STANDARD_THINK = {"new_order": 12.0, "payment": 12.0, "order_status": 10.0, "del
 
 # Schema-derived work per transaction (New-Order at its mean of 10 order lines).
 LOGICAL_READS = {"new_order": 104.0, "payment": 16.0, "order_status": 16.0, "delivery": 250.0, "stock_level": 650.0}
-BLOCK_CHANGES = {"new_order": 35.0, "payment": 5.0, "order_status": 0.0, "delivery": 140.0, "stock_level": 0.0}
 REDO_BYTES = {"new_order": 6000.0, "payment": 1200.0, "order_status": 0.0, "delivery": 15000.0, "stock_level": 0.0}
 
 INSTRUCTIONS_PER_GET = 38_600.0   # fitted: tseries.oltp_users, 8 users
@@ -393,7 +392,6 @@ class _IoPlan:
             system.datafiles.set_write_page_hit(
                 (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended + undo * undo_hit)
                 / written)
-        self.os_hits = 0
 
     def set_dirty(self, checkpoint: dict[str, tuple[float, float]]) -> None:
         """Blocks left for DBWR per transaction of each type, and by segment: inserts, and each
