@@ -2,9 +2,9 @@
 into blocks of the configured size, and the NURand skew of the keys (TPC-C 2.1.6).
 
 Each transaction touches a few large, skewed objects (stock and customer rows and their index
-leaves), old order data (uniform, but Delivery walks it in order), and small, hot objects (warehouse, district, item, index
-branch blocks, the orders just inserted). The buffer cache model (sim/db/buffer_cache.py)
-decides which touches miss; the popularity is not tuned to any result.
+leaves), old order data (uniform, but Delivery walks it in order), and small, hot objects
+(warehouse, district, item, index branch blocks, the orders just inserted). The buffer cache
+model (sim/db/buffer_cache.py) decides which touches miss; the popularity is not tuned to any result.
 
 Constants (schema-derived estimates; none fitted):
 
@@ -33,9 +33,10 @@ Constants (schema-derived estimates; none fitted):
   order the rows key first: (s_i_id * W + s_w_id) puts one item's stock rows of all warehouses in
   adjacent blocks, (c_id * 10 W + c_w_id * 10 + c_d_id) one customer number's rows of all districts,
   so a block is as popular as its key (stock misses per transaction at 200 warehouses and a 2.5 GB
-  cache of 2 KB blocks: 2.35 key first, 3.75 in load order). A lookup by id then touches the table block only; the by-last-name lookups
-  (60% of Payment and Order-Status) still read a leaf of the name index, keyed (last name, district,
-  warehouse) (CUSTOMER_I2; HASH_CLUSTER_INDEX_TOUCHES; its entries sized as the id index's).
+  cache of 2 KB blocks: 2.35 key first, 3.75 in load order). A lookup by id then touches the table
+  block only; the by-last-name lookups (60% of Payment and Order-Status) still read a leaf of the
+  name index, keyed (last name, district, warehouse) (CUSTOMER_I2; HASH_CLUSTER_INDEX_TOUCHES; its
+  entries sized as the id index's).
   The gets stay in LOGICAL_READS: the CPU path length was fitted per transaction.
 """
 
@@ -77,11 +78,11 @@ HASH_CLUSTER_INDEX_TOUCHES = {
 }
 # Delivery, in each district, takes the oldest new-order entry (an index-organised row), reads and updates
 # its order row and reads and updates its 10 order lines: bytes of each object it moves past per district
+WALK_BYTES = {"new_order": INDEX_ENTRY_BYTES, "orders": ROW_BYTES["orders"],
+              "order_line": LINES_PER_ORDER * ROW_BYTES["order_line"]}
 # segments that are blocks of another segment's tables (the walk's frontier is old order data): no bytes,
 # no files of their own
 WITHIN = {"delivery_walk": "old_orders"}
-WALK_BYTES = {"new_order": INDEX_ENTRY_BYTES, "orders": ROW_BYTES["orders"],
-              "order_line": LINES_PER_ORDER * ROW_BYTES["order_line"]}
 INSERTED_BYTES = {"new_order": ROW_BYTES["orders"] + ROW_BYTES["new_order"] + LINES_PER_ORDER * ROW_BYTES["order_line"],
                   "payment": ROW_BYTES["history"]}
 
