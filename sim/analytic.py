@@ -314,7 +314,7 @@ def _miss_gaps(r: np.ndarray, t1):
     return t1, r2, keep, r2 / keep
 
 
-def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
+def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float, with_time: bool = False):
     """Level-2 hit probabilities when level 2 is fed by a TTL-like level 1.
 
     With level 1 holding item i for t1 after each request (Che), the misses of
@@ -326,17 +326,16 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     no hits while T2 <= t1, close to an exact LRU cascade, where a level 2
     smaller than level 1 mostly holds blocks that level 1 still has.
     `t1` may be an array: a per-item dead time (a level-2 item grouping level-1
-    items, see che_two_level_grouped).
+    items, see che_two_level_grouped). `with_time`: return (hits, T2), T2 the level-2
+    characteristic time (an item stays T2 after its last level-2 request).
     """
     t1, r2, keep, a = _miss_gaps(r, t1)
     live = (r2 > 0.0) & (w > 0.0)
     total = float(w[live].sum())
-    if total == 0.0:
-        return np.zeros_like(r)
-    if c2 <= 0.0:
-        return np.zeros_like(r)
+    if total == 0.0 or c2 <= 0.0:
+        return (np.zeros_like(r), 0.0) if with_time else np.zeros_like(r)
     if c2 >= total:
-        return live.astype(float)
+        return (live.astype(float), math.inf) if with_time else live.astype(float)
     rl, al, wl, kl, tl = r2[live], a[live], w[live], keep[live], t1[live]
     frac = c2 / total
 
@@ -351,13 +350,14 @@ def _renewal_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
     t_lo = c2 / float(np.dot(wl, rl))
     t_hi = 2.0 * max(float(tl.max()), t_lo)
     t2 = _solve_log_time(g, t_lo, t_hi)
-    return -np.expm1(-a * np.maximum(t2 - t1, 0.0))
+    hits = -np.expm1(-a * np.maximum(t2 - t1, 0.0))
+    return (hits, t2) if with_time else hits
 
 
 _FIFO_K_MAX = 64   # terms of the renewal sum M(T) before its asymptote (at T > 32 mean gaps): numerical
 
 
-def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndarray:
+def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float, with_time: bool = False):
     """Level-2 hit probabilities when level 2 is a FIFO cache fed by a TTL-like level 1.
 
     The level-2 input of an item is the renewal process of _renewal_level2 (gaps t1 + Exp(a)).
@@ -368,15 +368,15 @@ def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndar
     insertion) lasts mu (M + 1), mu = t1 + 1/a the mean gap, so occupancy = T2 / (mu (M + 1)).
     M(T) = sum_k P(k t1 + Gamma(k, a) <= T); past K_MAX terms, the renewal theorem's
     M ~ T/mu + (sigma^2/mu^2 - 1)/2 (sigma = 1/a). Poisson input (t1 = 0) gives the
-    textbook FIFO/RANDOM form hit = r T / (1 + r T).
+    textbook FIFO/RANDOM form hit = r T / (1 + r T). `with_time`: return (hits, T2).
     """
     t1, r2, _keep, a = _miss_gaps(r, t1)
     live = (r2 > 0.0) & (w > 0.0)
     total = float(w[live].sum())
     if total == 0.0 or c2 <= 0.0:
-        return np.zeros_like(r)
+        return (np.zeros_like(r), 0.0) if with_time else np.zeros_like(r)
     if c2 >= total:
-        return live.astype(float)
+        return (live.astype(float), math.inf) if with_time else live.astype(float)
     al, wl, tl = a[live], w[live], t1[live]
     mu = tl + 1.0 / al
     k = np.arange(1, _FIFO_K_MAX + 1, dtype=float)[:, None]
@@ -402,10 +402,10 @@ def _renewal_fifo_level2(r: np.ndarray, w: np.ndarray, t1, c2: float) -> np.ndar
     out = np.zeros_like(r)
     if math.isinf(t2):
         out[live] = 1.0
-        return out
-    m = renewals(t2)
-    out[live] = m / (m + 1.0)
-    return out
+    else:
+        m = renewals(t2)
+        out[live] = m / (m + 1.0)
+    return (out, t2) if with_time else out
 
 
 LEVEL2_POLICIES = ("lru", "fifo")   # che_two_level_grouped's level 2: _renewal_level2, _renewal_fifo_level2
@@ -463,7 +463,7 @@ def che_two_level_hits(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarra
 def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.ndarray,
                           counts: np.ndarray | None = None,
                           group_counts: np.ndarray | None = None,
-                          policy: str = "lru") -> tuple[np.ndarray, np.ndarray]:
+                          policy: str = "lru", with_times: bool = False):
     """Two cache levels whose units differ: level 1 (LRU) caches items, level 2 (LRU or FIFO,
     `policy`) caches groups of them (the OS page cache holds 8 KB pages, each several 2 KB
     database blocks).
@@ -477,7 +477,10 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     for a unit of one item), in the renewal form of `policy` with capacity c2 in units.
     Returns (h1_i, h2_i): item i's level-1 hit probability and the level-2 hit probability of
     its level-1 misses (its unit's). `policy` is level 2's replacement: "lru"
-    (_renewal_level2) or "fifo" (_renewal_fifo_level2)."""
+    (_renewal_level2) or "fifo" (_renewal_fifo_level2). `with_times`: also t1, level 2's
+    time T2 (FIFO: a unit's stay from its insertion; LRU: from its last request) and, per item,
+    its unit's level-1 miss rate R2_g (per copy), as (h1, h2, t1, t2, unit_miss): what
+    level2_hit_at_eviction needs."""
     if policy not in LEVEL2_POLICIES:
         raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
     r = np.asarray(rates, dtype=float)
@@ -486,6 +489,8 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     t1 = che_time(r, c1, None, m)
     h1 = _hit_probs(r, t1)
     if math.isinf(t1) or c2 <= 0.0:
+        if with_times:
+            return h1, np.zeros_like(r), t1, 0.0, np.zeros_like(r)
         return h1, np.zeros_like(r)
     n = int(g.max()) + 1
     big = np.bincount(g, weights=r, minlength=n)           # R_g, per copy of the unit
@@ -494,8 +499,185 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         dead = np.where(big > 0.0, np.log(big / np.maximum(miss, 1e-300)) / np.maximum(big, 1e-300), 0.0)
     level2 = _renewal_fifo_level2 if policy == "fifo" else _renewal_level2
-    h2 = level2(big, gm, dead, float(c2))
+    h2, t2 = level2(big, gm, dead, float(c2), with_time=True)
+    if with_times:
+        return h1, h2[g], t1, t2, miss[g]
     return h1, h2[g]
+
+
+def level2_hit_at_eviction(rates: np.ndarray, t1: float, t2: float, h2: np.ndarray, other: np.ndarray,
+                           update_share, policy: str = "lru") -> np.ndarray:
+    """P(an item's level-2 unit is in level 2 when level 1 evicts the item dirty) (a database block
+    DBWR writes at its eviction from the buffer cache, over an OS page cache of pages that hold
+    several blocks), per item: a time-specific presence, not the time-average h2 of a read.
+
+    Level 1 is Che's TTL (`t1`): item i (rate r, miss P p = e^{-r t1}, a touch changes it with P
+    u = `update_share`) is read in at a miss (a level-2 request of its unit) and evicted E = t1 + X
+    later, X the K touch gaps shorter than t1 (K geometric, P(K = k) = p (1 - p)^k) taken as
+    exponential of their mean g = 1/r - t1 p / (1 - p) (as episode_writes). Only dirty residencies
+    are written, P(dirty | K) = 1 - (1 - u)^{K+1}, which favours long ones: P(E > t1 + x | dirty) =
+    [q_A e^{-x p/g} - w_B q_B e^{-x (1 - q_B)/g}] / (1 - w_B), q_A = 1 - p, q_B = (1 - p)(1 - u),
+    w_B = p (1 - u) / (1 - q_B) = P(clean). While the item is cached its unit's other items miss
+    as a Poisson stream of rate rho = `other` (the unit's level-1 misses less the item's own).
+    - FIFO (`t2` the fixed stay from an insertion): the read found the unit (P `h2`, its remaining
+      stay then taken uniform on (0, T2), as Poisson requests fall on an insertion's stay) or
+      inserted it (stay T2). Once it has left, the other items' next miss reinserts it: present s
+      after leaving with P G(s) = 1 - e^{-rho min(s, T2)} (exact for s <= T2; past T2 the alternating
+      stays and absences are approximated by their first cycle).
+    - LRU (`t2` the stay after the last request): the item's read refreshes the unit, so it is
+      there at E < T2, and later if another item missed within T2 before: 1 - e^{-rho T2} P(E >= T2).
+    Limits: t1 << T2 (a small level 1 under a big level 2) -> 1; t1 >> T2 -> 1 - e^{-rho T2} (only
+    the other items' misses keep the unit), 0 for a unit of one item. The expectation over E is
+    closed-form (f(E) piecewise exponential, constant past 2 T2), by E[f(E)] = f(t1) + integral of
+    f'(e) P(E > e) de."""
+    if policy not in LEVEL2_POLICIES:
+        raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
+    r = np.asarray(rates, dtype=float)
+    shape = r.shape
+    r = r.ravel()
+    rho = np.broadcast_to(np.maximum(np.asarray(other, dtype=float), 0.0), shape).ravel()
+    h2 = np.broadcast_to(np.clip(np.asarray(h2, dtype=float), 0.0, 1.0), shape).ravel()
+    u = np.broadcast_to(np.clip(np.asarray(update_share, dtype=float), 0.0, 1.0), shape).ravel()
+    if not t2 > 0.0:
+        return np.zeros(shape)
+    if math.isinf(t2):
+        return np.ones(shape)
+    if math.isinf(t1):                   # never evicted: as if after a very long stay
+        return (-np.expm1(-rho * t2)).reshape(shape)
+    t1 = max(float(t1), 0.0)
+    x = r * t1
+    p = np.exp(-x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # mean of a gap shorter than t1: t1 (1/x - 1/(e^x - 1)), by its series where x is small
+        g = np.where(x > 1e-6, t1 * (1.0 / np.where(x > 0.0, x, 1.0) - 1.0 / np.expm1(np.maximum(x, 1e-300))),
+                     t1 * (0.5 - x / 12.0))
+        qa, qb = 1.0 - p, (1.0 - p) * (1.0 - u)
+        wb = np.where(qb < 1.0, p * (1.0 - u) / (1.0 - qb), 1.0)
+        dirty = np.maximum(1.0 - wb, 1e-300)
+        # S(e) = P(E > e | dirty) for e >= t1: sum over components c of coef_c e^{-lam_c (e - t1)}
+        gg = np.where(g > 0.0, g, 1.0)
+        lam = (np.where(g > 0.0, p / gg, np.inf), np.where(g > 0.0, (1.0 - qb) / gg, np.inf))
+        coef = (qa / dirty, -wb * qb / dirty)
+
+    fresh, hit = _presence_after(t1, lam, coef, t2, rho, policy)
+    return np.clip((1.0 - h2) * fresh + h2 * hit, 0.0, 1.0).reshape(shape)
+
+
+def level2_hit_at_checkpoint(rates: np.ndarray, update_share, delay: float, t1: float, t2: float,
+                             other: np.ndarray, policy: str = "lru", h2=0.0, first=0.0) -> np.ndarray:
+    """P(an item's level-2 unit is in level 2 when a checkpoint writes the item while it stays in level
+    1) (a cached block the checkpoint timeout writes `delay` after the change that dirtied it), per item.
+
+    A write that misses the page reads it (a partial-page write) and so leaves it in level 2 as a read
+    miss would: fresh, a stay T2 (FIFO) from then; one that finds it leaves it as it was. So a write
+    finds the unit with (1 - h) F_fresh(Delta) + h F_hit(Delta): Delta the time since the item's own
+    previous access to the unit (its read, or its previous write), h the chance that access found the
+    unit, F_fresh / F_hit the chances the unit is there Delta after an access that inserted / found it
+    (level2_hit_at_eviction's f: the other items missing at `other` a unit of time, a found unit's
+    remaining stay uniform on (0, T2); LRU: the access refreshes it, 1 - e^{-rho T2} P(Delta >= T2)).
+    Delta = delay + W, W the wait for the change, counted in the item's touches within its stay in level
+    1 (Che's TTL `t1`: each next touch comes, after a gap of mean g = 1/r - t1 p / (1 - p), with P 1 - p,
+    and changes it with P u): the change comes after j more touches with P ~ q^j, q = (1 - u)(1 - p),
+    so W is exponential of mean g / (1 - q) (1/c, c = r u, for an item always in level 1).
+    - The first write of a stay (a share `first` of the writes) follows the read, whose hit is `h2`;
+      the reading touch is the change with P 1 - q (given a change in the stay), else W as above.
+    - A later one follows the previous write; its h is the writes' own, taken as the fixed point
+      h = (1 - h) F_fresh + h F_hit, h = F_fresh / (1 + F_fresh - F_hit).
+    Approximations: the stay's end is not weighed against delay + W; level 2's time T2 counts read
+    misses only (the fills' own insertions do not shorten it)."""
+    if policy not in LEVEL2_POLICIES:
+        raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
+    r = np.asarray(rates, dtype=float)
+    shape = r.shape
+    r = r.ravel()
+    u = np.broadcast_to(np.clip(np.asarray(update_share, dtype=float), 0.0, 1.0), shape).ravel()
+    rho = np.broadcast_to(np.maximum(np.asarray(other, dtype=float), 0.0), shape).ravel()
+    h2 = np.broadcast_to(np.clip(np.asarray(h2, dtype=float), 0.0, 1.0), shape).ravel()
+    first = np.broadcast_to(np.clip(np.asarray(first, dtype=float), 0.0, 1.0), shape).ravel()
+    if not t2 > 0.0:
+        return np.zeros(shape)
+    if math.isinf(t2):
+        return np.ones(shape)
+    delay = max(float(delay), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if math.isinf(t1):
+            p, g = np.zeros_like(r), np.where(r > 0.0, 1.0 / np.where(r > 0.0, r, 1.0), np.inf)
+        else:
+            x = r * t1
+            p = np.exp(-x)
+            g = np.where(x > 1e-6, t1 * (1.0 / np.where(x > 0.0, x, 1.0) - 1.0 / np.expm1(np.maximum(x, 1e-300))),
+                         t1 * (0.5 - x / 12.0))
+        q = (1.0 - u) * (1.0 - p)
+        rate = np.where((g > 0.0) & np.isfinite(g) & (q < 1.0), (1.0 - q) / np.where(g > 0.0, g, 1.0), np.inf)
+    lam = (rate,)
+    fresh, hit = _presence_after(delay, lam, (np.ones_like(r),), t2, rho, policy)
+    later = fresh if policy == "lru" else fresh / (1.0 + fresh - hit)
+    fresh1, hit1 = _presence_after(delay, lam, (q,), t2, rho, policy)
+    once = (1.0 - h2) * fresh1 + h2 * hit1
+    return np.clip(first * once + (1.0 - first) * later, 0.0, 1.0).reshape(shape)
+
+
+def _presence_after(t1: float, lam, coef, t2: float, rho: np.ndarray, policy: str):
+    """(E f_fresh(E), E f_hit(E)) for E >= t1 with P(E > e) = S(e) = sum_c coef_c e^{-lam_c (e - t1)}
+    (e >= t1; lam_c = inf: no part beyond t1): the chance a level-2 unit is there E after an access
+    that inserted it (FIFO: f_fresh = 1 before T2, then G(e - T2)) or found it (remaining stay uniform:
+    f_hit(e) = (max(T2 - e, 0) + int_{max(0, e - T2)}^{e} G) / T2), G(s) = 1 - e^{-rho min(s, T2)} the
+    other items' misses bringing it back; LRU: both 1 before T2, G(T2) after. By E f(E) = f(t1) +
+    integral_{t1}^{2 T2} f'(e) S(e) de (f is constant past 2 T2), in closed form."""
+    zero = np.zeros_like(rho)
+
+    def surv(e):                          # S(e), e >= t1
+        out = zero.copy()
+        for lm, cf in zip(lam, coef):
+            out += np.where(np.isfinite(lm), cf * np.exp(-np.where(np.isfinite(lm), lm, 0.0) * (e - t1)), 0.0)
+        return np.clip(out, 0.0, 1.0)
+
+    def expint(k, w):                     # integral_0^w e^{-k y} dy, w >= 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(k * w > 1e-12, -np.expm1(-k * w) / np.where(k > 0.0, k, 1.0), w)
+
+    def against(a, b, shift):
+        """integral over [a, b] (a >= t1, a >= shift) of e^{-rho (e - shift)} S(e) de."""
+        w = max(b - a, 0.0)
+        out = zero.copy()
+        if w <= 0.0:
+            return out
+        for lm, cf in zip(lam, coef):
+            fin = np.isfinite(lm)
+            lmf = np.where(fin, lm, 0.0)
+            out += np.where(fin, cf * np.exp(-rho * (a - shift) - lmf * (a - t1)) * expint(rho + lmf, w), 0.0)
+        return out
+
+    stay = -np.expm1(-rho * t2)          # G(T2): present long after, kept by the other items' misses
+    if policy == "lru":
+        beyond = surv(t2) if t2 > t1 else np.ones_like(rho)
+        out = 1.0 - (1.0 - stay) * beyond
+        return out, out
+
+    def ig(s):                            # integral_0^s G
+        s1 = min(s, t2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            part = np.where(rho * s1 > 1e-8, s1 - (-np.expm1(-rho * s1)) / np.where(rho > 0.0, rho, 1.0),
+                            rho * s1 * s1 / 2.0)
+        return part + max(s - t2, 0.0) * stay
+
+    fresh = np.ones_like(rho) if t1 < t2 else -np.expm1(-rho * min(t1 - t2, t2))
+    hit = (max(t2 - t1, 0.0) + ig(t1) - ig(max(0.0, t1 - t2))) / t2
+    if t1 < t2:
+        fresh = fresh - surv(t2)                                 # the fresh stay ends at T2
+        hit = hit - against(t1, t2, 0.0) / t2                    # f_hit' = -e^{-rho e} / T2
+    lo = max(t1, t2)
+    if lo < 2.0 * t2:
+        # f_fresh' = rho e^{-rho (e - T2)}, f_hit' = (e^{-rho (e - T2)} - e^{-rho T2}) / T2
+        part = against(lo, 2.0 * t2, t2)
+        fresh = fresh + rho * part
+        const = zero.copy()             # integral of S over [lo, 2 T2]
+        for lm, cf in zip(lam, coef):
+            fin = np.isfinite(lm)
+            lmf = np.where(fin, lm, 0.0)
+            const += np.where(fin, cf * np.exp(-lmf * (lo - t1)) * expint(lmf, 2.0 * t2 - lo), 0.0)
+        hit = hit + (part - np.exp(-rho * t2) * const) / t2
+    return fresh, hit
 
 
 def lru_simulate(probabilities: np.ndarray, capacity: int, requests: int,

@@ -379,21 +379,31 @@ class _IoPlan:
         self._mix, self._block_size = {t: mix[t] / total for t in TYPES}, db.block_size
         # mean redo per transaction: how many transactions fill a redo log (Instance.checkpoint_cached_blocks)
         self.redo_per_tx = sum(mix[t] / total * REDO_BYTES[t] for t in TYPES)
+        self._appended = tpcc_blocks.appended_blocks_per_tx(mix, db.block_size)
         self.set_dirty({})   # no checkpoint writes until the instance hands them over
-        # the page of an evicted dirty block may have left the page cache; appended blocks' pages
-        # were filled by the blocks written just before them (cached)
-        evicted = {seg: odds[seg].writes_per_tx for seg in tpcc_blocks.updates(db.block_size)}
-        appended = tpcc_blocks.appended_blocks_per_tx(mix, db.block_size)
+
+    def _set_write_page_hit(self, checkpoint: dict[str, tuple[float, float]]) -> None:
+        """The chance a DBWR write finds its page in the OS page cache, over all writes: an evicted
+        block's with its segment's write_os_hit (at its eviction), a checkpointed one's with the cache's
+        checkpoint_os_hit (a delay after its change); appended blocks' pages were filled by the blocks
+        written just before them (cached)."""
+        odds = self.cache.odds
+        hits = self.cache.checkpoint_os_hit if checkpoint else {}
+        segs = [seg for seg in self.writers if seg != "undo"]
+        evicted = {seg: checkpoint.get(seg, (odds[seg].writes_per_tx, 0.0)) for seg in segs}
+        found = sum(ev * odds[seg].write_os_hit + ck * hits.get(seg, odds[seg].write_os_hit)
+                    for seg, (ev, ck) in evicted.items())
+        written = sum(ev + ck for ev, ck in evicted.values()) + self._appended
         # undo blocks are filled (and evicted) in order, as appended ones: of a page's blocks all but the
         # first find the page their predecessor's write left; the first finds it as the cache model says
-        page = system.datafiles.page_blocks
-        undo = odds["undo"].writes_per_tx if "undo" in odds else 0.0
-        undo_hit = (page - 1 + odds["undo"].write_os_hit) / page if undo > 0.0 else 0.0
-        written = sum(evicted.values()) + appended + undo
+        if "undo" in self.writers and "undo" in odds:
+            page = self.datafiles.page_blocks
+            ev, ck = checkpoint.get("undo", (odds["undo"].writes_per_tx, 0.0))
+            first = ev * odds["undo"].write_os_hit + ck * hits.get("undo", odds["undo"].write_os_hit)
+            found += ((page - 1) * (ev + ck) + first) / page
+            written += ev + ck
         if written > 0.0:
-            system.datafiles.set_write_page_hit(
-                (sum(w * odds[seg].write_os_hit for seg, w in evicted.items()) + appended + undo * undo_hit)
-                / written)
+            self.datafiles.set_write_page_hit((found + self._appended) / written)
 
     def _files(self, segment: str) -> tuple[int, int] | None:
         """The datafiles holding a segment's blocks (a segment WITHIN another: that one's)."""
@@ -404,6 +414,7 @@ class _IoPlan:
         segment's (evicted, checkpointed) writes (BufferCache.dirty_writes; a segment not in
         `checkpoint`: eviction only)."""
         mix, odds = self._mix, self.cache.odds
+        self._set_write_page_hit(checkpoint)
         self.dirty = {t: tpcc_blocks.INSERTED_BYTES.get(t, 0.0) / tpcc_blocks.usable(self._block_size) for t in TYPES}
         # ... and by segment, where the datafile layout tells segments apart
         # (mean blocks, datafiles, checkpoint?): a checkpoint's writes are DBWR's checkpoint queue's

@@ -30,8 +30,14 @@ The OS page cache caches pages, not database blocks: where a page holds several 
 is solved over pages of consecutive blocks (`sim.analytic.che_two_level_grouped`): a cold
 block sharing a page with hot ones rides along, and a page holding one wanted block spends
 a whole page of memory on it. `write_os_hit` is then the chance that the page of a block
-DBWR writes is still in the page cache (else a buffered write of a part of a page must
-first read the page).
+DBWR writes at its eviction is still in the page cache (else a buffered write of a part of a
+page must first read the page): not the time-average h2 of the block's next read but the
+presence a residency after the read that left the page there (`sim.analytic.
+level2_hit_at_eviction`: near 1 when blocks stay in the buffer cache briefly against a page's
+stay in the page cache, near 0 the other way round). A block a checkpoint writes while it
+stays cached finds its page as its own previous access (its read, or its last write, whose
+page read left the page) left it a checkpoint delay earlier (`checkpoint_os_hit`, set by
+`dirty_writes`; `sim.analytic.level2_hit_at_checkpoint`).
 
 Sessions then draw, per transaction and segment, how many touches miss (binomial): what
 used to be a single CPU burst becomes bursts separated by 'db file sequential read'.
@@ -39,13 +45,14 @@ used to be a single CPU burst becomes bursts separated by 'db file sequential re
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from scipy.special import gammainc
 
-from sim.analytic import che_two_level_grouped, che_two_level_hits
+from sim.analytic import che_two_level_grouped, che_two_level_hits, level2_hit_at_checkpoint, level2_hit_at_eviction
 
 
 @dataclass(frozen=True)
@@ -89,18 +96,32 @@ class BufferCache:
         self.blocks, self.os_blocks = blocks, os_blocks
         rates = np.concatenate([s.rates for s in segments])
         counts = np.concatenate([s.counts for s in segments])
+        shares = np.concatenate([np.full(len(s.rates), s.update_share) for s in segments])
         if page_blocks > 1 and os_blocks > 0.0:
-            h1, h2 = _paged_hits(segments, blocks, os_blocks / page_blocks, page_blocks, os_policy)
-        elif os_policy != "lru" and os_blocks > 0.0:   # each block its own level-2 unit
-            h1, h2 = che_two_level_grouped(rates, blocks, os_blocks, np.arange(len(rates)), counts, counts, os_policy)
+            h1, h2, t1, t2, unit_miss = _paged_hits(segments, blocks, os_blocks / page_blocks, page_blocks, os_policy,
+                                                    with_times=True)
+        elif os_blocks > 0.0:   # each block its own level-2 unit
+            h1, h2, t1, t2, unit_miss = che_two_level_grouped(rates, blocks, os_blocks, np.arange(len(rates)), counts,
+                                                              counts, os_policy, with_times=True)
         else:
-            h1, h2 = che_two_level_hits(rates, blocks, max(os_blocks, 0.0), counts=counts)
+            h1, h2 = che_two_level_hits(rates, blocks, 0.0, counts=counts)
+        self.os_policy = os_policy
+        self._t2, self._other = 0.0, np.zeros_like(h2)   # level 2's time, the page's other blocks' misses
+        self._h2, self._t1 = h2, math.inf
+        if os_blocks > 0.0:
+            self._t1, self._t2, self._other = t1, t2, np.maximum(unit_miss - rates * (1.0 - h1), 0.0)
+            # at a dirty block's eviction, not at its next read (level2_hit_at_eviction)
+            h_write = level2_hit_at_eviction(rates, t1, t2, h2, self._other, shares, os_policy)
+        else:
+            h_write = np.zeros_like(h2)
+        # P(page cached) at the checkpoint writes of the last dirty_writes call, per segment
+        self.checkpoint_os_hit: dict[str, float] = {}
         self.odds: dict[str, SegmentOdds] = {}
         self._hits: dict[str, np.ndarray] = {}
         start = 0
         for s in segments:
             n = len(s.rates)
-            r, m, a, b = s.rates, s.counts, h1[start:start + n], h2[start:start + n]
+            r, m, a, b, bw = s.rates, s.counts, h1[start:start + n], h2[start:start + n], h_write[start:start + n]
             start += n
             self._hits[s.name] = a
             demand = r * m
@@ -116,7 +137,7 @@ class BufferCache:
                 miss=misses / total if total else 0.0,
                 os_hit=min(1.0, float(np.dot(miss_rate, b)) / misses) if misses else 0.0,   # rounding can pass 1
                 writes_per_tx=writes,
-                write_os_hit=min(1.0, float(np.dot(written, b)) / writes) if writes else 0.0)
+                write_os_hit=min(1.0, float(np.dot(written, bw)) / writes) if writes else 0.0)
 
     def checkpoint_writes(self, transactions: float) -> dict[str, float]:
         """Writes per transaction, per segment, of cached blocks that checkpoints every
@@ -155,12 +176,32 @@ class BufferCache:
         """(evicted, checkpointed) writes per transaction, per segment, with every dirty episode
         written once, at the sooner of its eviction and its checkpoint (`episode_writes`): log
         switches every `period` transactions and/or a timeout of `span` (None: that regime is off;
-        both None: eviction only, `SegmentOdds.writes_per_tx`)."""
+        both None: eviction only, `SegmentOdds.writes_per_tx`). Also sets `checkpoint_os_hit`: per
+        segment with checkpoint writes, P(the page is cached) at them (sim.analytic.level2_hit_at_checkpoint:
+        the write comes a delay after the change that dirtied the block, the timeout's `span`, else half the
+        log-switch `period`, the mean wait of a rarely changed block: a rough figure, sized logs being a
+        what-if here; a checkpointed block's first write of its stay, one a dirtied stay, follows its read)."""
         out = {}
-        for s in self.segments:
-            ev, ck = episode_writes(s.rates * s.update_share, s.rates, 1.0 - self._hits[s.name], period, span)
+        self.checkpoint_os_hit = {}
+        for s, h2, other in zip(self.segments, self._split(self._h2), self._split(self._other)):
+            p = 1.0 - self._hits[s.name]
+            ev, ck = episode_writes(s.rates * s.update_share, s.rates, p, period, span)
             out[s.name] = (float(np.dot(s.counts, ev)), float(np.dot(s.counts, ck)))
+            if out[s.name][1] > 0.0 and self.os_blocks > 0.0:
+                # the share of checkpoint writes that are the first of a block's stay: one a dirtied stay
+                u = s.update_share
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    clean = np.where(p > 0.0, p * (1.0 - u) / (1.0 - (1.0 - p) * (1.0 - u)), 1.0)
+                    dirtied = s.rates * p * (1.0 - clean)
+                    first = np.where(ck > 0.0, np.minimum(dirtied / np.where(ck > 0.0, ck, 1.0), 1.0), 0.0)
+                delay = span if period is None else (period / 2.0 if span is None else min(span, period / 2.0))
+                hit = level2_hit_at_checkpoint(s.rates, u, delay, self._t1, self._t2, other, self.os_policy, h2, first)
+                self.checkpoint_os_hit[s.name] = min(1.0, float(np.dot(s.counts * ck, hit)) / out[s.name][1])
         return out
+
+    def _split(self, values: np.ndarray) -> list[np.ndarray]:
+        """A per-bucket array of all segments, cut into one per segment."""
+        return np.split(values, np.cumsum([len(s.rates) for s in self.segments])[:-1])
 
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""
@@ -281,11 +322,13 @@ def sooner_checkpoint_writes(change: np.ndarray, period: float, span: float) -> 
     return (total / period).reshape(shape)
 
 
-def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int, policy: str = "lru"):
+def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int, policy: str = "lru",
+                with_times: bool = False):
     """(h1, h2) per bucket of every segment, level 2 over pages of `page_blocks` consecutive
     blocks. A bucket of one rate (m identical blocks) becomes `page_blocks` items of m / P
     blocks each sharing a unit of m / P pages; a per-block array (equal counts: one entry per
-    block position, `counts` copies of it, e.g. one per warehouse) is cut into runs of P."""
+    block position, `counts` copies of it, e.g. one per warehouse) is cut into runs of P.
+    `with_times`: (h1, h2, t1, t2, unit_miss) as che_two_level_grouped's, unit_miss per bucket."""
     rates, counts, group, gcounts, back = [], [], [], [], []
     start = ngroups = 0
     for s in segments:
@@ -311,7 +354,10 @@ def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_bl
         back.append(start + np.arange(n))
         ngroups += pages
         start += n + pad
-    h1, h2 = che_two_level_grouped(np.concatenate(rates), blocks, os_pages, np.concatenate(group),
-                                   np.concatenate(counts), np.concatenate(gcounts), policy)
+    out = che_two_level_grouped(np.concatenate(rates), blocks, os_pages, np.concatenate(group),
+                                np.concatenate(counts), np.concatenate(gcounts), policy, with_times=True)
     idx = np.concatenate(back)
+    h1, h2, t1, t2, unit_miss = out
+    if with_times:
+        return h1[idx], h2[idx], t1, t2, unit_miss[idx]
     return h1[idx], h2[idx]
