@@ -2,7 +2,7 @@
 confidence half-width; prints wall time, peak memory and the cost per transaction.
 
 Two runs on the rx5670 profile, 256 server sessions behind a TP monitor, the 6,500-warehouse
-database with the 24 GB buffer cache (physical reads and DBWR writes), as experiments/itanium_tpcc.yaml:
+database (hash clusters) with the 24 GB buffer cache (physical reads and DBWR writes), as experiments/itanium_tpcc.yaml:
 
 1. 6,500 terminals, each thinking a tenth as long (exponential, with the mean of TPC-C's keying plus
    think cycle / 10, no keying time): the same database, I/O per transaction and offered load as run
@@ -40,7 +40,8 @@ WARMUP = "5 s"
 
 def tpcc_run(users: int, warehouses: int, seed: int = 1, think: float | None = None):
     """TPC-C's keying and think times, or (think given) an exponential think of that mean and no keying."""
-    settings = {"users": users, "warehouses": warehouses, "sessions": 256, "database.redo_device": "redo",
+    settings = {"users": users, "warehouses": warehouses, "sessions": 256, "hash_clusters": True,
+                "database.redo_device": "redo",
                 "run.seed": seed, "run.warmup": WARMUP, "run.batch": "4 s", "run.target_half_width": "1%",
                 "run.max_time": "300 s", "database.db_cache": "24 GB"}
     if think is not None:
