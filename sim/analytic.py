@@ -534,10 +534,7 @@ def level2_hit_at_eviction(rates: np.ndarray, t1: float, t2: float, h2: np.ndarr
         raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
     r = np.asarray(rates, dtype=float)
     shape = r.shape
-    r = r.ravel()
-    rho = np.broadcast_to(np.maximum(np.asarray(other, dtype=float), 0.0), shape).ravel()
-    h2 = np.broadcast_to(np.clip(np.asarray(h2, dtype=float), 0.0, 1.0), shape).ravel()
-    u = np.broadcast_to(np.clip(np.asarray(update_share, dtype=float), 0.0, 1.0), shape).ravel()
+    r, rho, h2, u = r.ravel(), _per_item(other, shape), _per_item(h2, shape, 1.0), _per_item(update_share, shape, 1.0)
     if not t2 > 0.0:
         return np.zeros(shape)
     if math.isinf(t2):
@@ -545,12 +542,8 @@ def level2_hit_at_eviction(rates: np.ndarray, t1: float, t2: float, h2: np.ndarr
     if math.isinf(t1):                   # never evicted: as if after a very long stay
         return (-np.expm1(-rho * t2)).reshape(shape)
     t1 = max(float(t1), 0.0)
-    x = r * t1
-    p = np.exp(-x)
+    p, g = _ttl_gaps(r, t1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # mean of a gap shorter than t1: t1 (1/x - 1/(e^x - 1)), by its series where x is small
-        g = np.where(x > 1e-6, t1 * (1.0 / np.where(x > 0.0, x, 1.0) - 1.0 / np.expm1(np.maximum(x, 1e-300))),
-                     t1 * (0.5 - x / 12.0))
         qa, qb = 1.0 - p, (1.0 - p) * (1.0 - u)
         wb = np.where(qb < 1.0, p * (1.0 - u) / (1.0 - qb), 1.0)
         dirty = np.maximum(1.0 - wb, 1e-300)
@@ -589,24 +582,15 @@ def level2_hit_at_checkpoint(rates: np.ndarray, update_share, delay: float, t1: 
         raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
     r = np.asarray(rates, dtype=float)
     shape = r.shape
-    r = r.ravel()
-    u = np.broadcast_to(np.clip(np.asarray(update_share, dtype=float), 0.0, 1.0), shape).ravel()
-    rho = np.broadcast_to(np.maximum(np.asarray(other, dtype=float), 0.0), shape).ravel()
-    h2 = np.broadcast_to(np.clip(np.asarray(h2, dtype=float), 0.0, 1.0), shape).ravel()
-    first = np.broadcast_to(np.clip(np.asarray(first, dtype=float), 0.0, 1.0), shape).ravel()
+    r, u, rho = r.ravel(), _per_item(update_share, shape, 1.0), _per_item(other, shape)
+    h2, first = _per_item(h2, shape, 1.0), _per_item(first, shape, 1.0)
     if not t2 > 0.0:
         return np.zeros(shape)
     if math.isinf(t2):
         return np.ones(shape)
     delay = max(float(delay), 0.0)
+    p, g = _ttl_gaps(r, t1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if math.isinf(t1):
-            p, g = np.zeros_like(r), np.where(r > 0.0, 1.0 / np.where(r > 0.0, r, 1.0), np.inf)
-        else:
-            x = r * t1
-            p = np.exp(-x)
-            g = np.where(x > 1e-6, t1 * (1.0 / np.where(x > 0.0, x, 1.0) - 1.0 / np.expm1(np.maximum(x, 1e-300))),
-                         t1 * (0.5 - x / 12.0))
         q = (1.0 - u) * (1.0 - p)
         rate = np.where((g > 0.0) & np.isfinite(g) & (q < 1.0), (1.0 - q) / np.where(g > 0.0, g, 1.0), np.inf)
     lam = (rate,)
@@ -615,6 +599,25 @@ def level2_hit_at_checkpoint(rates: np.ndarray, update_share, delay: float, t1: 
     fresh1, hit1 = _presence_after(delay, lam, (q,), t2, rho, policy)
     once = (1.0 - h2) * fresh1 + h2 * hit1
     return np.clip(first * once + (1.0 - first) * later, 0.0, 1.0).reshape(shape)
+
+
+def _per_item(value, shape, high: float | None = None) -> np.ndarray:
+    """A per-item argument (scalar or array) as a flat array of `shape`'s size, clipped to [0, high]."""
+    a = np.asarray(value, dtype=float)
+    return np.broadcast_to(np.maximum(a, 0.0) if high is None else np.clip(a, 0.0, high), shape).ravel()
+
+
+def _ttl_gaps(r: np.ndarray, t1: float) -> tuple[np.ndarray, np.ndarray]:
+    """(p, g) under Che's TTL `t1` for items touched at rates r: p = e^{-r t1} the chance a gap
+    outlasts t1, and g the mean of a gap shorter than t1, t1 (1/x - 1/(e^x - 1)) with x = r t1 (its
+    series where x is small); t1 infinite: p = 0, g = 1/r."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if math.isinf(t1):
+            return np.zeros_like(r), np.where(r > 0.0, 1.0 / np.where(r > 0.0, r, 1.0), np.inf)
+        x = r * t1
+        g = np.where(x > 1e-6, t1 * (1.0 / np.where(x > 0.0, x, 1.0) - 1.0 / np.expm1(np.maximum(x, 1e-300))),
+                     t1 * (0.5 - x / 12.0))
+        return np.exp(-x), g
 
 
 def _presence_after(t1: float, lam, coef, t2: float, rho: np.ndarray, policy: str):
