@@ -489,8 +489,8 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     t1 = che_time(r, c1, None, m)
     h1 = _hit_probs(r, t1)
     if math.isinf(t1) or c2 <= 0.0:
-        if with_times:
-            return h1, np.zeros_like(r), t1, 0.0, np.zeros_like(r)
+        if with_times:   # level 1 holds everything: no read misses push a unit out of level 2
+            return h1, np.zeros_like(r), t1, (math.inf if c2 > 0.0 else 0.0), np.zeros_like(r)
         return h1, np.zeros_like(r)
     n = int(g.max()) + 1
     big = np.bincount(g, weights=r, minlength=n)           # R_g, per copy of the unit

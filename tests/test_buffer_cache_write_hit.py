@@ -130,3 +130,17 @@ def test_the_write_page_hit_weighs_eviction_and_checkpoint_writes_by_their_share
     assert ev > 0.0 and ck > 0.0 and 0.0 < cache.checkpoint_os_hit["t"] < 1.0
     cache.dirty_writes()
     assert cache.checkpoint_os_hit == {}
+
+
+@pytest.mark.parametrize("policy", ["fifo", "lru"])
+def test_a_fully_cached_database_keeps_its_pages_for_checkpoint_writes(policy):
+    """With every block in the buffer cache no read miss pushes a page out of the page cache, so the
+    checkpoint writes find their pages (level 2's time is infinite, not zero): the same as with the
+    buffer cache one block short of the whole database, not a jump to every write reading its page."""
+    seg = _zipf(4_000, 0.8, 20.0, 0.5)
+    hits = []
+    for buffers in (3_999.0, 4_000.0, 6_000.0):
+        cache = BufferCache([seg], buffers, 2 * 4_000, 4, policy)
+        assert cache.dirty_writes(span=50_000.0)["t"][1] > 0.0
+        hits.append(cache.checkpoint_os_hit["t"])
+    assert hits[1] == hits[2] == 1.0 and hits[0] > 0.95

@@ -584,7 +584,7 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     if leaf <= warehouses:
         assert len(index.counts) == 100_000 and np.allclose(index.counts, warehouses / leaf)
     else:
-        assert len(index.counts) == math.ceil(100_000 / (leaf // warehouses)) and set(index.counts) == {1.0}
+        assert len(index.counts) == math.ceil(100_000 / (leaf / warehouses)) and set(index.counts) == {1.0}
     assert index.touches == pytest.approx(stock.touches)     # one leaf per stock row
     assert index.update_share == 0.0
     cust = segs["customer"]
@@ -628,8 +628,13 @@ def test_hash_clusters_order_rows_key_first():
     assert np.allclose(hashed["customer"].counts, 2000 / 2)
     names = hashed["customer_index"]
     assert len(names.counts) == 1000 and np.allclose(names.counts, 6000 / 88)
-    assert tb._major(item, 300, 200) == (pytest.approx(tb._packed(item, 1)), 1.0)   # 1.5 keys a block: 1
-    assert tb._major(item, 400, 200)[0] == pytest.approx(tb._packed(item, 2))
+    assert tb._major(item, 400, 200)[0] == pytest.approx(tb._packed(item, 2))    # 2 keys a block
+    # 1.5 keys a block: 66,667 blocks, each the share of the rows it holds (a key may straddle two)
+    pmf = np.array([0.1, 0.2, 0.3, 0.4])
+    blocks, copies = tb._major(pmf, 3, 2)
+    assert copies == 1.0 and blocks == pytest.approx([0.1 + 0.1, 0.1 + 0.3, 0.4])
+    many, _ = tb._major(item, 300, 200)
+    assert len(many) == math.ceil(100_000 / 1.5) and many.sum() == pytest.approx(1.0)
     plain = tb.segments(200, 2048, dict(SPEC_MIX), tpcc.LOGICAL_READS)
     p, h = BufferCache(plain, 51_200), BufferCache(list(hashed.values()), 51_200)
     assert h.odds["stock"].miss < p.odds["stock"].miss
