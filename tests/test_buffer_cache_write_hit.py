@@ -144,3 +144,20 @@ def test_a_fully_cached_database_keeps_its_pages_for_checkpoint_writes(policy):
         assert cache.dirty_writes(span=50_000.0)["t"][1] > 0.0
         hits.append(cache.checkpoint_os_hit["t"])
     assert hits[1] == hits[2] == 1.0 and hits[0] > 0.95
+
+
+@pytest.mark.parametrize("policy", ["fifo", "lru"])
+def test_pages_of_key_first_rows_hold_one_keys_blocks(policy):
+    """A segment whose buckets are runs of adjacent blocks (rows ordered key first: `adjacent`, each
+    bucket 8 blocks of one key) is paged as if each key were its own segment: a page holds 4 blocks of
+    one key, not 4 keys' blocks side by side (which would average hot and cold keys into each page)."""
+    rates = np.array([2.0, 0.5, 0.1, 0.02, 0.004, 0.001, 0.0005, 0.0001]) / 8
+    keyed = Segment("t", rates, np.full(len(rates), 8.0), 0.3, adjacent=True)
+    alone = [Segment(f"k{i}", rates[i:i + 1], np.array([8.0]), 0.3) for i in range(len(rates))]
+    a = BufferCache([keyed], 20.0, 4 * 6, 4, policy)
+    b = BufferCache(alone, 20.0, 4 * 6, 4, policy)
+    per_key = [b.odds[f"k{i}"].os_hit for i in range(len(rates))]
+    miss = np.array([b.odds[f"k{i}"].miss for i in range(len(rates))]) * rates * 8
+    assert a.odds["t"].os_hit == pytest.approx(np.dot(miss, per_key) / miss.sum())
+    mixed = BufferCache([Segment("t", rates, np.full(len(rates), 8.0), 0.3)], 20.0, 4 * 6, 4, policy)
+    assert mixed.odds["t"].os_hit != pytest.approx(a.odds["t"].os_hit, rel=1e-3)

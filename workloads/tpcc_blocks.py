@@ -224,11 +224,15 @@ def segments(warehouses: int, block_size: float, mix: dict[str, float],
     cold_map, updates = touch_maps(block_size, hash_clusters)
     out = []
 
-    def add(name: str, block_pmf: np.ndarray, copies: float):
+    def add(name: str, block_pmf: np.ndarray, copies: float, adjacent: bool = False):
         touches = _per_tx(cold_map[name], mix)
         upd = _per_tx(updates.get(name, {}), mix)
         out.append(Segment(name, block_pmf * touches / copies, np.full(len(block_pmf), float(copies)),
-                           upd / touches if touches else 0.0))
+                           upd / touches if touches else 0.0, adjacent=adjacent))
+
+    def keyed(name: str, pmf: np.ndarray, per_block: int, copies: int):
+        """Rows ordered key first (_major): a key's blocks are adjacent, so a page holds one key's."""
+        add(name, *_major(pmf, per_block, copies), adjacent=True)
 
     item = nurand_pmf(8191, 1, ITEMS)
     cust = nurand_pmf(1023, 1, CUSTOMERS_PER_DISTRICT)
@@ -238,14 +242,22 @@ def segments(warehouses: int, block_size: float, mix: dict[str, float],
     names = nurand_pmf(255, 0, LAST_NAMES - 1)
     # heap tables in load order (warehouse, then key); HammerDB's hash expressions put one item's stock
     # rows of all warehouses together instead, and one customer number's rows of all districts
-    add("stock", *(_major(item, stock_rows, warehouses) if hash_clusters else (_packed(item, stock_rows), warehouses)))
+    if hash_clusters:
+        keyed("stock", item, stock_rows, warehouses)
+    else:
+        add("stock", _packed(item, stock_rows), warehouses)
     # the stock index is keyed (item, warehouse) (HammerDB's STOCK_I1): a leaf holds one item's entries
-    add("stock_index", *_major(item, leaf, warehouses))
-    add("customer", *(_major(cust, cust_rows, districts) if hash_clusters else (_packed(cust, cust_rows), districts)))
+    keyed("stock_index", item, leaf, warehouses)
+    if hash_clusters:
+        keyed("customer", cust, cust_rows, districts)
+    else:
+        add("customer", _packed(cust, cust_rows), districts)
     # customer index: keyed (warehouse, district, id); with hash clusters only the name index is read,
     # keyed (last name, district, warehouse) (HammerDB's CUSTOMER_I2)
-    add("customer_index", *(_major(names, leaf, districts * CUSTOMERS_PER_DISTRICT // LAST_NAMES) if hash_clusters
-                            else (_packed(cust, leaf), districts)))
+    if hash_clusters:
+        keyed("customer_index", names, leaf, districts * CUSTOMERS_PER_DISTRICT // LAST_NAMES)
+    else:
+        add("customer_index", _packed(cust, leaf), districts)
     old_bytes = districts * (INITIAL_ORDERS_PER_DISTRICT * (ROW_BYTES["orders"] + LINES_PER_ORDER * ROW_BYTES["order_line"])
                              + INITIAL_NEW_ORDERS_PER_DISTRICT * ROW_BYTES["new_order"])
     add("old_orders", np.array([1.0]), float(np.ceil(old_bytes / usable(block_size))))

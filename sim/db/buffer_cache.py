@@ -67,6 +67,7 @@ class Segment:
     counts: np.ndarray
     update_share: float = 0.0
     read_on_miss: bool = True
+    adjacent: bool = False   # a bucket's blocks lie side by side (rows ordered key first): pages hold one bucket's
 
     @property
     def blocks(self) -> float:
@@ -325,26 +326,27 @@ def sooner_checkpoint_writes(change: np.ndarray, period: float, span: float) -> 
 def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int, policy: str = "lru",
                 with_times: bool = False):
     """(h1, h2) per bucket of every segment, level 2 over pages of `page_blocks` consecutive
-    blocks. A bucket of one rate (m identical blocks) becomes `page_blocks` items of m / P
-    blocks each sharing a unit of m / P pages; a per-block array (equal counts: one entry per
-    block position, `counts` copies of it, e.g. one per warehouse) is cut into runs of P.
+    blocks. A bucket whose m identical blocks lie side by side (a segment of one bucket, or an
+    `adjacent` one with m >= P) becomes `page_blocks` items of m / P blocks each sharing a unit of
+    m / P pages; a per-block array (equal counts: one entry per block position, `counts` copies of
+    it, e.g. one per warehouse) is cut into runs of P.
     `with_times`: (h1, h2, t1, t2, unit_miss) as che_two_level_grouped's, unit_miss per bucket."""
     rates, counts, group, gcounts, back = [], [], [], [], []
     start = ngroups = 0
     for s in segments:
-        if len(s.rates) == 1:
-            m = float(s.counts[0]) / page_blocks
-            rates.append(np.full(page_blocks, float(s.rates[0])))
-            counts.append(np.full(page_blocks, m))
-            group.append(np.full(page_blocks, ngroups))
-            gcounts.append(np.array([m]))
-            back.append(np.array([start]))
-            ngroups += 1
-            start += page_blocks
+        n = len(s.rates)
+        if n == 1 or (s.adjacent and float(s.counts.min()) >= page_blocks):
+            m = np.asarray(s.counts, dtype=float) / page_blocks
+            rates.append(np.repeat(np.asarray(s.rates, dtype=float), page_blocks))
+            counts.append(np.repeat(m, page_blocks))
+            group.append(ngroups + np.repeat(np.arange(n), page_blocks))
+            gcounts.append(m)
+            back.append(start + page_blocks * np.arange(n))
+            ngroups += n
+            start += n * page_blocks
             continue
         if not np.all(s.counts == s.counts[0]):
             raise ValueError(f"segment {s.name!r}: pages need one entry per block position (equal counts)")
-        n = len(s.rates)
         pages = -(-n // page_blocks)
         pad = pages * page_blocks - n
         rates.append(np.concatenate([s.rates, np.zeros(pad)]))
