@@ -628,15 +628,22 @@ def test_hash_clusters_order_rows_key_first():
     assert np.allclose(hashed["customer"].counts, 2000 / 2)
     names = hashed["customer_index"]
     assert len(names.counts) == 1000 and np.allclose(names.counts, 6000 / 88)
+    assert np.allclose(names.rates * names.counts / names.touches, tb.nurand_pmf(255, 0, 999))   # C_LAST's NURand
+    # a key's blocks lie side by side (pages hold one key's blocks); load order's copies are spread out
+    plain = {s.name: s for s in tb.segments(200, 2048, dict(SPEC_MIX), tpcc.LOGICAL_READS)}
+    assert [n for n, s in hashed.items() if s.adjacent] == ["stock", "stock_index", "customer", "customer_index"]
+    assert [n for n, s in plain.items() if s.adjacent] == ["stock_index"]
     assert tb._major(item, 400, 200)[0] == pytest.approx(tb._packed(item, 2))    # 2 keys a block
     # 1.5 keys a block: 66,667 blocks, each the share of the rows it holds (a key may straddle two)
     pmf = np.array([0.1, 0.2, 0.3, 0.4])
     blocks, copies = tb._major(pmf, 3, 2)
     assert copies == 1.0 and blocks == pytest.approx([0.1 + 0.1, 0.1 + 0.3, 0.4])
+    # 2.25 keys a block: a block edge inside the last key
+    blocks, _ = tb._major(np.array([0.1, 0.1, 0.2, 0.2, 0.4]), 9, 4)
+    assert blocks == pytest.approx([0.1 + 0.1 + 0.25 * 0.2, 0.75 * 0.2 + 0.2 + 0.5 * 0.4, 0.5 * 0.4])
     many, _ = tb._major(item, 300, 200)
     assert len(many) == math.ceil(100_000 / 1.5) and many.sum() == pytest.approx(1.0)
-    plain = tb.segments(200, 2048, dict(SPEC_MIX), tpcc.LOGICAL_READS)
-    p, h = BufferCache(plain, 51_200), BufferCache(list(hashed.values()), 51_200)
+    p, h = BufferCache(list(plain.values()), 51_200), BufferCache(list(hashed.values()), 51_200)
     assert h.odds["stock"].miss < p.odds["stock"].miss
 
 
