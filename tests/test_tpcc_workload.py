@@ -407,13 +407,16 @@ def test_reads_draw_the_misses_and_where_the_os_has_them():
     assert hits == pytest.approx(len(reads) / 2, abs=4 * math.sqrt(len(reads) / 4))
 
 
-def test_the_plan_reads_each_types_cold_touches():
+def test_the_plan_reads_each_types_cold_touches_and_the_rest_of_its_gets_as_hot_ones():
     _, wl = _cached()
     for t in TYPES:
         plan = wl.io.plan[t]
-        assert [n for n, *_ in plan] == list(tb.cold_touches(t, 2048).values())
-        for n, miss, os_hit, _ in plan:
-            assert 0.0 < miss <= 1.0 and os_hit == 0.0   # raw datafiles: no page cache
+        cold = tb.cold_touches(t, 2048)
+        assert [n for n, *_ in plan] == [*cold.values(), tpcc.LOGICAL_READS[t] - sum(cold.values())]
+        assert sum(n for n, *_ in plan) == pytest.approx(tpcc.LOGICAL_READS[t])   # every get can miss
+        for (name, n), (_, miss, os_hit, _) in zip([*cold.items(), ("hot", 0)], plan):
+            assert (0.0 <= miss if name == "hot" else 0.0 < miss) and miss <= 1.0
+            assert os_hit == 0.0   # raw datafiles: no page cache
 
 
 def test_a_transaction_splits_its_cpu_around_its_reads_and_hands_its_dirty_blocks_over():
