@@ -273,6 +273,49 @@ def che_time(rates: np.ndarray, capacity: float, sizes: np.ndarray | None = None
     return _solve_log_time(g, t_lo, t_hi) / scale
 
 
+def _retouch_tail(per_touch: float, window: float, t: float) -> float:
+    """I(t) = integral over a > t of 1 - e^{-mu ov(a)}: how much a block's older touches' re-touches add to
+    its chance of a touch in the last t (see retouch_rate). mu = per_touch / window; ov(a) is the overlap of
+    the re-touch window [a - window, a] of a touch a ago with the last t: t for a <= window, then falling
+    to 0 at a = window + t."""
+    if per_touch <= 0.0 or window <= 0.0:
+        return 0.0
+    mu = per_touch / window
+    if math.isinf(t):
+        return math.inf
+    if t < window:   # a in (t, window]: the whole last t; then the overlap falls from t to 0
+        return (window - t) * -math.expm1(-mu * t) + t + math.expm1(-mu * t) / mu
+    return window + math.expm1(-mu * window) / mu   # a in (t, t + window): the overlap falls from window to 0
+
+
+def retouch_rate(rates: np.ndarray, per_touch: float, window: float, t: float) -> np.ndarray:
+    """The Poisson rate with the same LRU occupancy at characteristic time t as a block touched
+    `rates` times per unit of time (independent references) when each of those touches brings a
+    Poisson(`per_touch`) number of re-touches at uniform times within the next `window` (TPC-C's
+    Stock-Level re-reads the stock rows of its district's last 20 orders, which New-Order read).
+
+    Che's cache as a TTL: the block is cached when it was touched in the last t. Touches start
+    clusters at rate r; a cluster started a ago re-touches it in the last t with P 1 - e^{-mu ov(a)},
+    so P(no touch in the last t) = exp(-r (t + I(t))) (_retouch_tail) and the equivalent rate is
+    r (1 + I(t) / t). With window -> 0 re-touches fall within t of their touch: no more occupancy
+    (the rate is r); with t << window they add as independent touches (r (1 + per_touch))."""
+    r = np.asarray(rates, dtype=float)
+    if math.isinf(t) or t <= 0.0:
+        return r * (1.0 + per_touch) if t <= 0.0 else r
+    return r * (1.0 + _retouch_tail(per_touch, window, t) / t)
+
+
+def retouch_miss(per_touch: float, window: float, t: float) -> float:
+    """P(a re-touch misses | no other cluster touched the block in the last t) for retouch_rate's
+    clusters: a re-touch s after its cluster's touch (s uniform in [0, window]) misses only if s > t
+    and none of the cluster's other re-touches fell in the last t (e^{-mu t}): (1 - t / window)^+ e^{-mu t}.
+    A re-touch's miss probability is this times the block's P(no touch in the last t), its touches' miss
+    probability."""
+    if window <= 0.0 or t >= window:
+        return 0.0
+    return (1.0 - t / window) * math.exp(-per_touch / window * t)
+
+
 def _hit_probs(r: np.ndarray, t: float) -> np.ndarray:
     if math.isinf(t):
         return (r > 0.0).astype(float)

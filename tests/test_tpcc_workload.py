@@ -555,15 +555,16 @@ def test_cold_touches_follow_the_transaction_profiles():
     assert tb.cold_touches("order_status", 2048) == {"customer": 1.6, "customer_index": 1.0, "old_orders": 4.0}
     assert tb.cold_touches("delivery", 2048) == pytest.approx(
         {"customer": 10.0, "customer_index": 10.0, "old_orders": 10 * entering, "delivery_walk": 30 - 10 * entering})
-    assert tb.cold_touches("stock_level", 2048) == {"stock": 200.0, "stock_index": 200.0}
+    # Stock-Level's 200 re-touch what New-Order touched for the district's last 20 orders
+    assert tb.cold_touches("stock_level", 2048) == {"stock_recent": 200.0, "stock_index_recent": 200.0}
     assert tb.cold_touches("payment", 2048, True) == {"customer": 1.6, "customer_index": 0.6}
-    assert tb.cold_touches("stock_level", 2048, True) == {"stock": 200.0}
+    assert tb.cold_touches("stock_level", 2048, True) == {"stock_recent": 200.0}
     updates = tb.updates(2048)
     assert updates.keys() == {"stock", "customer", "old_orders", "delivery_walk"}
     assert updates["stock"] == {"new_order": 10.0} and updates["customer"] == {"payment": 1.0, "delivery": 10.0}
     # every old-order block Delivery touches is changed (the new-order entry deleted, the order and lines updated)
     assert updates["old_orders"]["delivery"] + updates["delivery_walk"]["delivery"] == pytest.approx(30.0)
-    assert tb.WITHIN == {"delivery_walk": "old_orders"}
+    assert tb.WITHIN == {"delivery_walk": "old_orders", "stock_recent": "stock", "stock_index_recent": "stock_index"}
     # New-Order's 10 order lines
     assert tb.INSERTED_BYTES == {"new_order": 24 + 8 + 10 * 54, "payment": 46}
 
@@ -581,7 +582,11 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
     stock = segs["stock"]
     assert len(stock.counts) == math.ceil(100_000 / (use // 306)) and set(stock.counts) == {warehouses}
     assert stock.touches == pytest.approx(0.45 * 10 + 0.04 * 200)
-    assert stock.update_share == pytest.approx(0.45 * 10 / (0.45 * 10 + 0.04 * 200))
+    # New-Order's touches, each changing its row; Stock-Level's re-touch them, 200 per 10 of New-Order's,
+    # within the district's next 20 orders (20 x 10 W / 0.45 transactions)
+    assert stock.update_share == 1.0
+    assert stock.retouch.per_touch == pytest.approx(0.04 * 200 / (0.45 * 10))
+    assert stock.retouch.window == pytest.approx(20 * 10 * warehouses / 0.45)
     # the stock index is keyed (item, warehouse): a leaf holds one item's entries, or several items'
     index = segs["stock_index"]
     if leaf <= warehouses:
@@ -612,7 +617,7 @@ def test_segments_hold_the_schema_and_every_get(block_size, warehouses):
                   + leaves / leaf + warehouses * 10 * 20 * 10 / (use // 54))
     assert hot.blocks == math.ceil(hot_blocks) and hot.update_share == 0.0
     # the block popularity within stock is NURand(8191, 1, 100000)'s, within customer NURand(1023, 1, 3000)'s
-    assert np.allclose(stock.rates * warehouses / stock.touches,
+    assert np.allclose(stock.rates * warehouses / (0.45 * 10),
                        tb._packed(tb.nurand_pmf(8191, 1, 100_000), int(use // 306)))
     assert np.allclose(cust.rates * 10 * warehouses / cust.touches,
                        tb._packed(tb.nurand_pmf(1023, 1, 3_000), int(use // 655)))
@@ -627,7 +632,7 @@ def test_hash_clusters_order_rows_key_first():
     item = tb.nurand_pmf(8191, 1, 100_000)
     stock = hashed["stock"]
     assert len(stock.counts) == 100_000 and np.allclose(stock.counts, 200 / 5)
-    assert np.allclose(stock.rates * 40 / stock.touches, item)
+    assert np.allclose(stock.rates * 40 / (0.45 * 10), item)
     assert np.allclose(hashed["customer"].counts, 2000 / 2)
     names = hashed["customer_index"]
     assert len(names.counts) == 1000 and np.allclose(names.counts, 6000 / 88)

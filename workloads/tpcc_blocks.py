@@ -15,7 +15,13 @@ Constants (schema-derived estimates; none fitted):
   transaction profiles (TPC-C 2.4-2.8) at 10 order lines per New-Order: one table block and
   one index leaf per row looked up; Payment and Order-Status find the customer by last name
   60% of the time (TPC-C 2.5.1.2, 2.6.1.2; ~3 rows with that name, 2 blocks); Order-Status reads
-  4 blocks of the customer's last order; Stock-Level joins the last 20 orders' ~200 lines with stock.
+  4 blocks of the customer's last order; Stock-Level joins the last 20 orders' ~200 lines with stock:
+  the stock rows and index entries New-Order read for those orders (same warehouse, same items), so they
+  are re-touches (RETOUCHED), each within the district's next 20 orders after New-Order's touch
+  (20 x 10 W / 0.45 transactions: 88,889 at 200 warehouses), not independent draws: 1.78 a New-Order
+  touch on average. A block a cache keeps that long is found again (sim/db/buffer_cache.py Retouch;
+  at 200 warehouses and 2 KB blocks, reads a transaction (hot blocks' included) 25.5/15.0/10.9/7.1/6.0 as
+  independent touches, 25.0/12.3/6.8/3.8/3.3 as re-touches, at 100 MB/500 MB/1 GB/2 GB/2.5 GB).
   Delivery touches, in each of 10 districts, the customer and the district's oldest undelivered
   order: its new-order entry, order row and order lines, all changed (walk_touches: these advance
   through the tables, so most touches find the block the district's previous Delivery left, and
@@ -47,7 +53,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sim.db.buffer_cache import Segment
+from sim.db.buffer_cache import Retouch, Segment
 
 ROW_BYTES = {"warehouse": 89, "district": 95, "customer": 655, "history": 46, "new_order": 8, "orders": 24,
              "order_line": 54, "item": 82, "stock": 306}
@@ -62,8 +68,10 @@ LINES_PER_ORDER = 10
 # block touches per transaction on the large objects (see the module docstring); Delivery's walk of each
 # district's oldest order is split by block size between the blocks it enters and its frontier (walk_touches)
 COLD_TOUCHES = {
-    "stock":          {"new_order": 10.0, "stock_level": 200.0},
-    "stock_index":    {"new_order": 10.0, "stock_level": 200.0},
+    "stock":          {"new_order": 10.0},
+    "stock_index":    {"new_order": 10.0},
+    "stock_recent":   {"stock_level": 200.0},
+    "stock_index_recent": {"stock_level": 200.0},
     "customer":       {"new_order": 1.0, "payment": 1.6, "order_status": 1.6, "delivery": 10.0},
     "customer_index": {"new_order": 1.0, "payment": 1.0, "order_status": 1.0, "delivery": 10.0},
     "old_orders":     {"order_status": 4.0},
@@ -75,15 +83,21 @@ UPDATES = {
 # index leaves still read with hash-clustered stock and customer: the last-name lookups
 HASH_CLUSTER_INDEX_TOUCHES = {
     "stock_index":    {},
+    "stock_index_recent": {},
     "customer_index": {"payment": 0.6, "order_status": 0.6},
 }
 # Delivery, in each district, takes the oldest new-order entry (an index-organised row), reads and updates
 # its order row and reads and updates its 10 order lines: bytes of each object it moves past per district
 WALK_BYTES = {"new_order": INDEX_ENTRY_BYTES, "orders": ROW_BYTES["orders"],
               "order_line": LINES_PER_ORDER * ROW_BYTES["order_line"]}
-# segments that are blocks of another segment's tables (the walk's frontier is old order data): no bytes,
-# no files of their own
-WITHIN = {"delivery_walk": "old_orders"}
+# Stock-Level reads the stock rows (and their index entries) of the items of its district's last RECENT_ORDERS
+# orders (TPC-C 2.8.2.2), rows New-Order read for those orders: re-touches of stock and stock_index within
+# the RECENT_ORDERS orders of the district that follow New-Order's touch (sim/db/buffer_cache.py Retouch)
+RECENT_ORDERS = 20
+RETOUCHED = {"stock": "stock_recent", "stock_index": "stock_index_recent"}
+# touches of another segment's blocks (the walk's frontier is old order data; re-touches): no bytes, no
+# files of their own
+WITHIN = {"delivery_walk": "old_orders", **{again: seg for seg, again in RETOUCHED.items()}}
 INSERTED_BYTES = {"new_order": ROW_BYTES["orders"] + ROW_BYTES["new_order"] + LINES_PER_ORDER * ROW_BYTES["order_line"],
                   "payment": ROW_BYTES["history"]}
 
@@ -224,11 +238,21 @@ def segments(warehouses: int, block_size: float, mix: dict[str, float],
     cold_map, updates = touch_maps(block_size, hash_clusters)
     out = []
 
+    # a district's last RECENT_ORDERS orders came in over this many transactions
+    window = RECENT_ORDERS * warehouses * DISTRICTS / mix["new_order"] if mix.get("new_order") else math.inf
+
     def add(name: str, block_pmf: np.ndarray, copies: float, adjacent: bool = False):
         touches = _per_tx(cold_map[name], mix)
         upd = _per_tx(updates.get(name, {}), mix)
+        retouch = None
+        if name in RETOUCHED:
+            again = _per_tx(cold_map.get(RETOUCHED[name], {}), mix)
+            if touches > 0.0:
+                retouch = Retouch(RETOUCHED[name], again / touches, window)
+            else:   # no New-Order: Stock-Level's rows are just rows it reads (their retouches miss as they do)
+                touches, retouch = again, Retouch(RETOUCHED[name], 0.0, math.inf)
         out.append(Segment(name, block_pmf * touches / copies, np.full(len(block_pmf), float(copies)),
-                           upd / touches if touches else 0.0, adjacent=adjacent))
+                           upd / touches if touches else 0.0, adjacent=adjacent, retouch=retouch))
 
     def keyed(name: str, pmf: np.ndarray, per_block: int, copies: int):
         """Rows ordered key first (_major): a key's blocks are adjacent, so a page holds one key's."""

@@ -39,6 +39,12 @@ stays cached finds its page as its own previous access (its read, or its last wr
 page read left the page) left it a checkpoint delay earlier (`checkpoint_os_hit`, set by
 `dirty_writes`; `sim.analytic.level2_hit_at_checkpoint`).
 
+Touches that follow a segment's own at a short remove (`Retouch`: Stock-Level re-reading the stock
+rows New-Order read for its district's last 20 orders) are not independent references: the cache is
+solved with the segment standing in as independent references of the same occupancy (a block is
+cached if touched within Che's time T, `sim.analytic.retouch_rate`), and a re-touch misses only if
+its block left the cache since (`sim.analytic.retouch_miss`).
+
 Sessions then draw, per transaction and segment, how many touches miss (binomial): what
 used to be a single CPU burst becomes bursts separated by 'db file sequential read'.
 """
@@ -46,13 +52,28 @@ used to be a single CPU burst becomes bursts separated by 'db file sequential re
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from scipy.optimize import brentq
 from scipy.special import gammainc
 
-from sim.analytic import che_two_level_grouped, che_two_level_hits, level2_hit_at_checkpoint, level2_hit_at_eviction
+from sim.analytic import (che_time, che_two_level_grouped, che_two_level_hits, level2_hit_at_checkpoint,
+                          level2_hit_at_eviction, retouch_miss, retouch_rate)
+
+
+@dataclass(frozen=True)
+class Retouch:
+    """Touches of a segment's blocks that follow the segment's own touches: each of those brings a
+    Poisson(`per_touch`) number more, at uniform times within the next `window` transactions (Stock-Level
+    re-reads the stock New-Order read for its district's last 20 orders). They add to a block's stay less
+    than as many independent touches would, and miss only where the block left the cache since
+    (sim.analytic.retouch_rate, retouch_miss). `name` keys their odds; they change nothing."""
+
+    name: str
+    per_touch: float
+    window: float
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,7 @@ class Segment:
     update_share: float = 0.0
     read_on_miss: bool = True
     adjacent: bool = False   # a bucket's blocks lie side by side (rows ordered key first): pages hold one bucket's
+    retouch: Retouch | None = None   # touches that follow this segment's own (`rates` counts only those)
 
     @property
     def blocks(self) -> float:
@@ -75,7 +97,9 @@ class Segment:
 
     @property
     def touches(self) -> float:
-        return float(np.dot(self.rates, self.counts))
+        """Touches per transaction, re-touches included."""
+        own = float(np.dot(self.rates, self.counts))
+        return own * (1.0 + self.retouch.per_touch) if self.retouch else own
 
 
 @dataclass(frozen=True)
@@ -93,6 +117,12 @@ class BufferCache:
 
     def __init__(self, segments: list[Segment], blocks: float, os_blocks: float = 0.0, page_blocks: int = 1,
                  os_policy: str = "lru"):
+        # touches per transaction as the workload gave them (re-touches apart), before retouched segments
+        # stand in as the independent-reference segments of the same occupancy
+        self._touches = {s.name: float(np.dot(s.rates, s.counts)) for s in segments}
+        self._retouches = {s.name: s.retouch for s in segments if s.retouch}
+        self.retouch_time = _retouch_time(segments, blocks)
+        segments = [_occupancy_equivalent(s, self.retouch_time) if s.retouch else s for s in segments]
         self.segments = segments
         self.blocks, self.os_blocks = blocks, os_blocks
         rates = np.concatenate([s.rates for s in segments])
@@ -139,6 +169,12 @@ class BufferCache:
                 os_hit=min(1.0, float(np.dot(miss_rate, b)) / misses) if misses else 0.0,   # rounding can pass 1
                 writes_per_tx=writes,
                 write_os_hit=min(1.0, float(np.dot(written, bw)) / writes) if writes else 0.0)
+            again = self._retouches.get(s.name)
+            if again:
+                odds = self.odds[s.name]
+                self.odds[again.name] = SegmentOdds(
+                    miss=odds.miss * retouch_miss(again.per_touch, again.window, self.retouch_time),
+                    os_hit=odds.os_hit, writes_per_tx=0.0)
 
     def checkpoint_writes(self, transactions: float) -> dict[str, float]:
         """Writes per transaction, per segment, of cached blocks that checkpoints every
@@ -206,10 +242,44 @@ class BufferCache:
 
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""
-        read = [s for s in self.segments if s.read_on_miss]
-        total = sum(s.touches for s in read)
-        missed = sum(s.touches * self.odds[s.name].miss for s in read)
+        streams = [(self._touches[s.name], s.name) for s in self.segments if s.read_on_miss]
+        streams += [(self._touches[s.name] * self._retouches[s.name].per_touch, self._retouches[s.name].name)
+                    for s in self.segments if s.read_on_miss and s.name in self._retouches]
+        total = sum(n for n, _ in streams)
+        missed = sum(n * self.odds[name].miss for n, name in streams)
         return 1.0 - missed / total if total else 1.0
+
+
+def _retouch_time(segments: list[Segment], blocks: float) -> float:
+    """Che's characteristic time of a cache of `blocks` buffers over segments some of which are re-touched
+    (inf: no re-touches, not needed). Occupancy sum m (1 - e^{-r'(T) T}) = blocks, with r' retouch_rate's:
+    r <= r' <= r (1 + per_touch), so T lies between che_time of those two sets of rates."""
+    if not any(s.retouch for s in segments):
+        return math.inf
+
+    def rates(t: float) -> np.ndarray:
+        return np.concatenate([retouch_rate(s.rates, s.retouch.per_touch, s.retouch.window, t) if s.retouch
+                               else s.rates for s in segments])
+
+    counts = np.concatenate([s.counts for s in segments])
+    most = np.concatenate([s.rates * (1.0 + s.retouch.per_touch) if s.retouch else s.rates for s in segments])
+    lo, hi = che_time(most, blocks, counts=counts), che_time(np.concatenate([s.rates for s in segments]), blocks,
+                                                               counts=counts)
+    if lo <= 0.0 or math.isinf(lo) or lo >= hi:   # nothing or everything cached (same blocks touched)
+        return lo
+
+    def excess(log_t: float) -> float:
+        t = math.exp(log_t)
+        return float(np.dot(counts, -np.expm1(-rates(t) * t))) - blocks
+
+    return math.exp(brentq(excess, math.log(lo), math.log(hi), xtol=1e-12))
+
+
+def _occupancy_equivalent(s: Segment, t: float) -> Segment:
+    """A retouched segment as independent references of the same occupancy at characteristic time t
+    (retouch_rate: one factor for all its buckets), changed as often as before."""
+    factor = float(retouch_rate(np.ones(1), s.retouch.per_touch, s.retouch.window, t)[0])
+    return replace(s, rates=s.rates * factor, update_share=s.update_share / factor, retouch=None)
 
 
 def episode_writes(change: np.ndarray, rate: np.ndarray, miss: np.ndarray, period: float | None = None,
