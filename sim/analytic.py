@@ -280,9 +280,9 @@ def _retouch_tail(per_touch: float, window: float, t: float) -> float:
     to 0 at a = window + t."""
     if per_touch <= 0.0 or window <= 0.0:
         return 0.0
+    if math.isinf(window):   # re-touches spread without end: each adds as an independent touch
+        return per_touch * t
     mu = per_touch / window
-    if math.isinf(t):
-        return math.inf
     if t < window:   # a in (t, window]: the whole last t; then the overlap falls from t to 0
         return (window - t) * -math.expm1(-mu * t) + t + math.expm1(-mu * t) / mu
     return window + math.expm1(-mu * window) / mu   # a in (t, t + window): the overlap falls from window to 0
@@ -300,8 +300,10 @@ def retouch_rate(rates: np.ndarray, per_touch: float, window: float, t: float) -
     r (1 + I(t) / t). With window -> 0 re-touches fall within t of their touch: no more occupancy
     (the rate is r); with t << window they add as independent touches (r (1 + per_touch))."""
     r = np.asarray(rates, dtype=float)
-    if math.isinf(t) or t <= 0.0:
-        return r * (1.0 + per_touch) if t <= 0.0 else r
+    if t <= 0.0:
+        return r * (1.0 + per_touch)
+    if math.isinf(t):    # everything ever touched is cached: the rate no longer matters
+        return r
     return r * (1.0 + _retouch_tail(per_touch, window, t) / t)
 
 
@@ -642,6 +644,32 @@ def level2_hit_at_checkpoint(rates: np.ndarray, update_share, delay: float, t1: 
     fresh1, hit1 = _presence_after(delay, lam, (q,), t2, rho, policy)
     once = (1.0 - h2) * fresh1 + h2 * hit1
     return np.clip(first * once + (1.0 - first) * later, 0.0, 1.0).reshape(shape)
+
+
+def level2_hit_after(h2, other: np.ndarray, t2: float, lo: float, hi: float, policy: str = "lru",
+                     points: int = 8) -> np.ndarray:
+    """P(an item's level-2 unit is in level 2 a delay after the item's last access to it, the delay
+    uniform on (lo, hi)), per item: a re-touch that misses level 1 (Che's TTL lo) comes within the
+    re-touch window hi of the touch it follows, so its unit's presence is the one that touch left, not
+    the time average h2 of a read. The access found the unit with P `h2`; level2_hit_at_eviction's
+    F_fresh / F_hit (the other items missing at `other` a unit of time) at the exact delay, averaged
+    over it by Gauss-Legendre (`points` nodes). hi <= lo: at the delay lo."""
+    if policy not in LEVEL2_POLICIES:
+        raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
+    rho = np.asarray(other, dtype=float)
+    h2 = _per_item(h2, rho.shape, 1.0).reshape(rho.shape)
+    if not t2 > 0.0:
+        return np.zeros_like(rho)
+    if math.isinf(t2):
+        return np.ones_like(rho)
+    nodes, weights = np.polynomial.legendre.leggauss(points) if hi > lo else (np.zeros(1), np.full(1, 2.0))
+    exact = (np.full_like(rho, np.inf),)     # no part beyond the delay: the delay itself
+    out = np.zeros_like(rho)
+    for x, w in zip(nodes, weights):
+        delay = lo + (max(hi, lo) - lo) * (x + 1.0) / 2.0
+        fresh, hit = _presence_after(delay, exact, (np.ones_like(rho),), t2, rho, policy)
+        out += w / 2.0 * ((1.0 - h2) * fresh + h2 * hit)
+    return np.clip(out, 0.0, 1.0)
 
 
 def _per_item(value, shape, high: float | None = None) -> np.ndarray:

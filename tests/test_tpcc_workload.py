@@ -540,6 +540,16 @@ def test_packed_blocks_sum_consecutive_keys():
     assert tb._packed(pmf, 1).tolist() == pmf.tolist()
 
 
+def test_stock_level_alone_reads_stock_as_its_own_touches():
+    """No New-Order in the mix: Stock-Level's rows are rows it reads (nothing to re-touch), so they miss as
+    stock's own touches do."""
+    segs = tb.segments(200, 2048, {"stock_level": 1.0}, tpcc.LOGICAL_READS)
+    stock = {s.name: s for s in segs}["stock"]
+    assert stock.touches == pytest.approx(200.0) and stock.retouch.per_touch == 0.0
+    cache = BufferCache(segs, 51_200)
+    assert cache.odds["stock_recent"].miss == pytest.approx(cache.odds["stock"].miss) and cache.odds["stock"].miss > 0.0
+
+
 def test_cold_touches_follow_the_transaction_profiles():
     """One table block and one index leaf per row looked up; by last name 60% of the time, ~2
     blocks (0.6 x 2 + 0.4 x 1 = 1.6) and one leaf; Delivery: 10 districts x (customer, 3 old-order
