@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from sim.analytic import retouch_miss, retouch_rate
+from sim.analytic import level2_hit_after, retouch_miss, retouch_rate
 from sim.db.buffer_cache import BufferCache, Retouch, Segment
 
 
@@ -145,6 +145,32 @@ def test_retouch_limits():
     assert retouch_rate(np.ones(1), k, w, w * (1 - 1e-9))[0] == pytest.approx(retouch_rate(np.ones(1), k, w, w)[0])
     # re-touches that never end add as independent touches
     assert retouch_rate(r, 2.0, math.inf, 10.0) == pytest.approx(3.0 * r)
+    # at t = 0 every re-touch counts; a short t, by the closed form (t < window)
+    assert retouch_rate(r, 2.0, 100.0, 0.0) == pytest.approx(3.0 * r, rel=1e-12)
+    mu, t = 2.0 / 100.0, 0.5
+    tail = (100.0 - t) * -math.expm1(-mu * t) + t + math.expm1(-mu * t) / mu
+    assert retouch_rate(np.ones(1), 2.0, 100.0, t)[0] == pytest.approx(1.0 + tail / t, rel=1e-12)
+    # fewer than one re-touch a touch, or a window shorter than a unit of time, by the same forms
+    tail = 100.0 - (1.0 - math.exp(-0.5)) * 100.0 / 0.5       # t >= window: W - (1 - e^{-k}) / mu
+    assert retouch_rate(np.ones(1), 0.5, 100.0, 300.0)[0] == pytest.approx(1.0 + tail / 300.0, rel=1e-12)
+    assert retouch_rate(np.ones(1), 2.0, 0.5, 10.0)[0] == pytest.approx(1.0 + (0.5 - (1.0 - math.exp(-2.0)) * 0.5 / 2.0) / 10.0, rel=1e-12)
+    # no window: nothing to re-touch within it
+    assert retouch_rate(r, 2.0, 0.0, 10.0) == pytest.approx(r) and retouch_miss(2.0, 0.0, 5.0) == 0.0
+    assert retouch_miss(2.0, 0.5, 0.1) == pytest.approx(0.8 * math.exp(-0.4), rel=1e-12)
+
+
+def test_level2_hit_after_its_limits():
+    """No page cache finds nothing, an unbounded one everything; over a FIFO page cache a page inserted by
+    the touch stays T2, so a delay within T2 finds it whatever the other blocks do."""
+    rho = np.array([0.0, 1e-3])
+    assert np.all(level2_hit_after(0.3, rho, 0.0, 10.0, 20.0, "fifo") == 0.0)
+    assert np.all(level2_hit_after(0.3, rho, math.inf, 10.0, 20.0, "fifo") == 1.0)
+    assert level2_hit_after(0.0, rho, 100.0, 10.0, 20.0, "fifo") == pytest.approx([1.0, 1.0])
+    # a found page's remaining stay is uniform on (0, T2): at delays uniform on (10, 20), 1 - 15/100 with no
+    # other block to bring it back
+    assert level2_hit_after(1.0, np.zeros(1), 100.0, 10.0, 20.0, "fifo")[0] == pytest.approx(0.85, abs=1e-9)
+    with pytest.raises(ValueError):
+        level2_hit_after(0.3, rho, 100.0, 10.0, 20.0, "random")
 
 
 def test_retouched_blocks_leave_room_for_the_others():

@@ -297,9 +297,10 @@ def _leaving_equivalent(s: Segment, t: float) -> Segment:
 
 def _occupancy_equivalent(s: Segment, t: float) -> Segment:
     """A retouched segment as independent references of the same occupancy at characteristic time t
-    (retouch_rate: one factor for all its buckets), changed as often as before."""
+    (retouch_rate: one factor for all its buckets): what the caches are solved over (its changes are
+    counted over _leaving_equivalent's)."""
     factor = float(retouch_rate(np.ones(1), s.retouch.per_touch, s.retouch.window, t)[0])
-    return replace(s, rates=s.rates * factor, update_share=s.update_share / factor, retouch=None)
+    return replace(s, rates=s.rates * factor, retouch=None)
 
 
 def episode_writes(change: np.ndarray, rate: np.ndarray, miss: np.ndarray, period: float | None = None,
