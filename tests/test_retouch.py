@@ -169,8 +169,18 @@ def test_level2_hit_after_its_limits():
     # a found page's remaining stay is uniform on (0, T2): at delays uniform on (10, 20), 1 - 15/100 with no
     # other block to bring it back
     assert level2_hit_after(1.0, np.zeros(1), 100.0, 10.0, 20.0, "fifo")[0] == pytest.approx(0.85, abs=1e-9)
+    # past a FIFO stay, with no other block to bring the page back, nothing is found, inserted or found
+    assert level2_hit_after(0.5, np.zeros(1), 100.0, 150.0, 250.0, "fifo")[0] == 0.0
     with pytest.raises(ValueError):
         level2_hit_after(0.3, rho, 100.0, 10.0, 20.0, "random")
+
+
+@pytest.mark.parametrize("blocks, miss", [(0, 1.0), (10_000, 0.0)])
+def test_no_cache_misses_everything_and_a_cache_of_everything_nothing(blocks, miss):
+    segs = [Segment("s", np.full(100, 1e-3), np.ones(100), 0.5, retouch=Retouch("again", 2.0, 50.0)),
+            Segment("other", np.full(100, 1e-3), np.ones(100))]
+    cache = BufferCache(segs, blocks)
+    assert [cache.odds[k].miss for k in ("s", "again", "other")] == [miss, miss, miss]
 
 
 def test_retouched_blocks_leave_room_for_the_others():
@@ -181,6 +191,7 @@ def test_retouched_blocks_leave_room_for_the_others():
     clustered = BufferCache([Segment("s", rates, np.ones(1000), 0.5, retouch=Retouch("again", 2.0, 400.0)), other], 600)
     independent = BufferCache([Segment("s", 3.0 * rates, np.ones(1000), 0.5 / 3.0), other], 600)
     assert clustered.odds["other"].miss < independent.odds["other"].miss
+    assert clustered.streams() == [("s", pytest.approx(1.0)), ("again", pytest.approx(2.0)), ("other", pytest.approx(1.0))]
     stand_in = {s.name: s for s in clustered.segments}["s"]
     assert stand_in.rates * stand_in.update_share == pytest.approx(rates * 0.5)   # only own touches change it
     assert clustered.hit_ratio() == pytest.approx(1.0 - (1e-3 * 1000 * (clustered.odds["s"].miss + 2.0 * clustered.odds[

@@ -246,13 +246,22 @@ class BufferCache:
         """A per-bucket array of all segments, cut into one per segment."""
         return np.split(values, np.cumsum([len(s.rates) for s in self.segments])[:-1])
 
+    def streams(self) -> list[tuple[str, float]]:
+        """(odds key, touches per transaction) of every stream of touches that reads on a miss: each
+        segment's own touches, and its re-touches under their own key."""
+        out = []
+        for s in self.segments:
+            if s.read_on_miss:
+                out.append((s.name, self._touches[s.name]))
+                if s.name in self._retouches:
+                    out.append((self._retouches[s.name].name, self._touches[s.name] * self._retouches[s.name].per_touch))
+        return out
+
     def hit_ratio(self) -> float:
         """Share of all touches found in the buffer cache (AWR's 'Buffer Hit %' / 100)."""
-        streams = [(self._touches[s.name], s.name) for s in self.segments if s.read_on_miss]
-        streams += [(self._touches[s.name] * self._retouches[s.name].per_touch, self._retouches[s.name].name)
-                    for s in self.segments if s.read_on_miss and s.name in self._retouches]
-        total = sum(n for n, _ in streams)
-        missed = sum(n * self.odds[name].miss for n, name in streams)
+        streams = self.streams()
+        total = sum(n for _, n in streams)
+        missed = sum(n * self.odds[name].miss for name, n in streams)
         return 1.0 - missed / total if total else 1.0
 
 
