@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import gammainc
+from scipy.special import gammainc, lambertw
 
 __all__ = [
     "repairman",
@@ -508,7 +508,7 @@ def che_two_level_hits(rates: np.ndarray, c1: float, c2: float, sizes: np.ndarra
 def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.ndarray,
                           counts: np.ndarray | None = None,
                           group_counts: np.ndarray | None = None,
-                          policy: str = "lru", with_times: bool = False):
+                          policy: str = "lru", with_times: bool = False, miss_scale: np.ndarray | None = None):
     """Two cache levels whose units differ: level 1 (LRU) caches items, level 2 (LRU or FIFO,
     `policy`) caches groups of them (the OS page cache holds 8 KB pages, each several 2 KB
     database blocks).
@@ -525,7 +525,9 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     (_renewal_level2) or "fifo" (_renewal_fifo_level2). `with_times`: also t1, level 2's
     time T2 (FIFO: a unit's stay from its insertion; LRU: from its last request) and, per item,
     its unit's level-1 miss rate R2_g (per copy), as (h1, h2, t1, t2, unit_miss): what
-    level2_hit_at_eviction needs."""
+    level2_hit_at_eviction needs. `miss_scale` (per item, default 1): item i's level-1 misses are
+    miss_scale_i r_i e^{-r_i t1}, where `rates` are stand-ins of the right occupancy but not the right
+    misses (re-touched blocks: sim/db/buffer_cache.py)."""
     if policy not in LEVEL2_POLICIES:
         raise ValueError(f"policy must be one of {LEVEL2_POLICIES}, got {policy!r}")
     r = np.asarray(rates, dtype=float)
@@ -543,6 +545,16 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     gm = np.ones(n) if group_counts is None else np.asarray(group_counts, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         dead = np.where(big > 0.0, np.log(big / np.maximum(miss, 1e-300)) / np.maximum(big, 1e-300), 0.0)
+    if miss_scale is not None:
+        # the same dead time (level 1's hold), fewer misses: the rate R' with R' e^{-R' dead} = the scaled misses,
+        # R' dead = -W0(-misses x dead) (the root below 1 / dead)
+        scale = np.asarray(miss_scale, dtype=float)
+        scaled = np.bincount(g, weights=(scale != 1.0).astype(float), minlength=n) > 0.0
+        miss = np.bincount(g, weights=r * (1.0 - h1) * scale, minlength=n)
+        x = np.minimum(miss * dead, math.exp(-1.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = np.where(dead > 0.0, -np.real(lambertw(-x, 0)) / np.where(dead > 0.0, dead, 1.0), miss)
+        big = np.where(scaled, root, big)
     level2 = _renewal_fifo_level2 if policy == "fifo" else _renewal_level2
     h2, t2 = level2(big, gm, dead, float(c2), with_time=True)
     if with_times:

@@ -111,10 +111,10 @@ def test_a_retouch_miss_finds_the_page_its_touch_left():
     segs = [Segment("s", rates, np.ones(4000), retouch=Retouch("again", 2.0, 400.0))]
     cache = BufferCache(segs, 400, 1200, page_blocks=1, os_policy="fifo")
     assert cache.retouch_time < 400.0 < cache._t2 and cache.odds["again"].miss > 0.0
-    # a read finds its page with P h2 = 0.23; a re-touch 216-400 after its touch, with the page stay T2 = 888
-    # from an insertion (P 0.77) or uniform on (0, T2) if the touch found it: 0.77 + 0.23 (1 - ~308 / 888)
+    # a read finds its page with P h2 = 0.25; a re-touch 216-400 after its touch, with the page stay T2 = 1,362
+    # from an insertion (P 0.75) or uniform on (0, T2) if the touch found it: 0.75 + 0.25 (1 - ~308 / 1,362)
     h2 = cache.odds["s"].os_hit
-    assert h2 == pytest.approx(0.230, abs=0.005)
+    assert h2 == pytest.approx(0.254, abs=0.005)
     assert cache.odds["again"].os_hit == pytest.approx((1 - h2) + h2 * (1 - 308 / cache._t2), abs=0.01)
 
 
@@ -196,3 +196,19 @@ def test_retouched_blocks_leave_room_for_the_others():
     assert stand_in.rates * stand_in.update_share == pytest.approx(rates * 0.5)   # only own touches change it
     assert clustered.hit_ratio() == pytest.approx(1.0 - (1e-3 * 1000 * (clustered.odds["s"].miss + 2.0 * clustered.odds[
         "again"].miss) + 1.0 * clustered.odds["other"].miss) / 4.0)
+
+
+def test_the_page_cache_is_sent_the_misses_not_the_stand_ins():
+    """che_two_level_grouped's miss_scale: level 2 is sent scale x the level-1 misses of the rates given, with
+    level 1's hold unchanged; fewer insertions let a FIFO page stay longer. Scale 1 changes nothing."""
+    from sim.analytic import che_two_level_grouped
+    r = 1.0 / np.arange(1, 2001) ** 0.8
+    group = np.arange(2000) // 4
+    plain = che_two_level_grouped(r, 200, 100, group, policy="fifo", with_times=True)
+    ones = che_two_level_grouped(r, 200, 100, group, policy="fifo", with_times=True, miss_scale=np.ones(2000))
+    for a, b in zip(plain, ones):
+        assert np.all(a == b)
+    half = che_two_level_grouped(r, 200, 100, group, policy="fifo", with_times=True, miss_scale=np.full(2000, 0.5))
+    assert np.all(half[0] == plain[0]) and half[2] == plain[2]              # level 1 as it was
+    assert half[4] == pytest.approx(0.5 * plain[4], rel=1e-12)               # half the misses sent
+    assert half[3] > plain[3]                                                 # a longer stay

@@ -125,6 +125,9 @@ class BufferCache:
         self.retouch_time = t = _retouch_time(segments, blocks)
         occupied = [_occupancy_equivalent(s, t) if s.retouch else s for s in segments]
         segments = [_leaving_equivalent(s, t) if s.retouch else s for s in segments]
+        # what the page cache is sent: the misses, not the occupancy stand-in's r_eff P0
+        sent = {s.name: float(np.sum(s.rates)) / float(np.sum(o.rates))
+                for s, o in zip(segments, occupied) if s.name in self._retouches and np.sum(o.rates) > 0.0}
         self.segments = segments
         self.blocks, self.os_blocks = blocks, os_blocks
         rates = np.concatenate([s.rates for s in occupied])
@@ -133,17 +136,18 @@ class BufferCache:
         shares = np.concatenate([np.full(len(s.rates), s.update_share) for s in segments])
         if page_blocks > 1 and os_blocks > 0.0:
             h1, h2, t1, t2, unit_miss = _paged_hits(occupied, blocks, os_blocks / page_blocks, page_blocks, os_policy,
-                                                    with_times=True)
+                                                    with_times=True, miss_scale=sent)
         elif os_blocks > 0.0:   # each block its own level-2 unit
+            scale = np.concatenate([np.full(len(s.rates), sent.get(s.name, 1.0)) for s in segments])
             h1, h2, t1, t2, unit_miss = che_two_level_grouped(rates, blocks, os_blocks, np.arange(len(rates)), counts,
-                                                              counts, os_policy, with_times=True)
+                                                              counts, os_policy, with_times=True, miss_scale=scale)
         else:
             h1, h2 = che_two_level_hits(rates, blocks, 0.0, counts=counts)
         self.os_policy = os_policy
         self._t2, self._other = 0.0, np.zeros_like(h2)   # level 2's time, the page's other blocks' misses
         self._h2, self._t1 = h2, math.inf
         if os_blocks > 0.0:
-            self._t1, self._t2, self._other = t1, t2, np.maximum(unit_miss - rates * (1.0 - h1), 0.0)
+            self._t1, self._t2, self._other = t1, t2, np.maximum(unit_miss - leaving * (1.0 - h1), 0.0)
             # at a dirty block's eviction, not at its next read (level2_hit_at_eviction)
             h_write = level2_hit_at_eviction(leaving, t1, t2, h2, self._other, shares, os_policy)
         else:
@@ -424,20 +428,23 @@ def sooner_checkpoint_writes(change: np.ndarray, period: float, span: float) -> 
 
 
 def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_blocks: int, policy: str = "lru",
-                with_times: bool = False):
+                with_times: bool = False, miss_scale: dict[str, float] | None = None):
     """(h1, h2) per bucket of every segment, level 2 over pages of `page_blocks` consecutive
     blocks. A bucket whose m identical blocks lie side by side (a segment of one bucket, or an
     `adjacent` one with m >= P) becomes `page_blocks` items of m / P blocks each sharing a unit of
     m / P pages; a per-block array (equal counts: one entry per block position, `counts` copies of
     it, e.g. one per warehouse) is cut into runs of P.
-    `with_times`: (h1, h2, t1, t2, unit_miss) as che_two_level_grouped's, unit_miss per bucket."""
-    rates, counts, group, gcounts, back = [], [], [], [], []
+    `with_times`: (h1, h2, t1, t2, unit_miss) as che_two_level_grouped's, unit_miss per bucket.
+    `miss_scale`: per segment, its level-1 misses against its rates' (che_two_level_grouped)."""
+    rates, counts, group, gcounts, back, scales = [], [], [], [], [], []
     start = ngroups = 0
     for s in segments:
         n = len(s.rates)
+        scale = (miss_scale or {}).get(s.name, 1.0)
         if n == 1 or (s.adjacent and float(s.counts.min()) >= page_blocks):
             m = np.asarray(s.counts, dtype=float) / page_blocks
             rates.append(np.repeat(np.asarray(s.rates, dtype=float), page_blocks))
+            scales.append(np.full(n * page_blocks, scale))
             counts.append(np.repeat(m, page_blocks))
             group.append(ngroups + np.repeat(np.arange(n), page_blocks))
             gcounts.append(m)
@@ -450,6 +457,7 @@ def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_bl
         pages = -(-n // page_blocks)
         pad = pages * page_blocks - n
         rates.append(np.concatenate([s.rates, np.zeros(pad)]))
+        scales.append(np.full(n + pad, scale))
         counts.append(np.full(n + pad, float(s.counts[0])))
         group.append(ngroups + np.arange(n + pad) // page_blocks)
         gcounts.append(np.full(pages, float(s.counts[0])))
@@ -457,7 +465,8 @@ def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_bl
         ngroups += pages
         start += n + pad
     out = che_two_level_grouped(np.concatenate(rates), blocks, os_pages, np.concatenate(group),
-                                np.concatenate(counts), np.concatenate(gcounts), policy, with_times=True)
+                                np.concatenate(counts), np.concatenate(gcounts), policy, with_times=True,
+                                miss_scale=np.concatenate(scales))
     idx = np.concatenate(back)
     h1, h2, t1, t2, unit_miss = out
     if with_times:
