@@ -28,8 +28,9 @@ touches on the large objects miss with the probabilities of the buffer-cache mod
 TPC-C block popularity (workloads/tpcc_blocks.py, sim/db/buffer_cache.py), with the OS page
 cache as a second level when the file system caches. The rest of a transaction's gets touch the
 hot blocks (item, district, index branches, the latest orders), which miss too when the cache is
-small (3% of them at 100 MB of 2 KB buffers on 200 warehouses, ~2 reads a transaction). A transaction's CPU is then split into
-bursts around its physical reads, and the blocks it dirties go to DBWR.
+small (3% of them at 100 MB of 2 KB buffers on 200 warehouses, ~2 reads a transaction). A
+transaction's CPU is then split into bursts around its physical reads, and the blocks it dirties
+go to DBWR.
 
 - Undo: with database.rollback_size the rollback segments are one more segment of the buffer cache
   (tpcc_blocks.undo_segment; UNDO_BYTES per type, with its sources there): undo blocks take buffers,

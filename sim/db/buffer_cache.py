@@ -138,7 +138,7 @@ class BufferCache:
             h1, h2, t1, t2, unit_miss = _paged_hits(occupied, blocks, os_blocks / page_blocks, page_blocks, os_policy,
                                                     with_times=True, miss_scale=sent)
         elif os_blocks > 0.0:   # each block its own level-2 unit
-            scale = np.concatenate([np.full(len(s.rates), sent.get(s.name, 1.0)) for s in segments])
+            scale = np.concatenate([np.full(len(s.rates), sent.get(s.name, 1.0)) for s in segments]) if sent else None
             h1, h2, t1, t2, unit_miss = che_two_level_grouped(rates, blocks, os_blocks, np.arange(len(rates)), counts,
                                                               counts, os_policy, with_times=True, miss_scale=scale)
         else:
@@ -466,7 +466,7 @@ def _paged_hits(segments: list[Segment], blocks: float, os_pages: float, page_bl
         start += n + pad
     out = che_two_level_grouped(np.concatenate(rates), blocks, os_pages, np.concatenate(group),
                                 np.concatenate(counts), np.concatenate(gcounts), policy, with_times=True,
-                                miss_scale=np.concatenate(scales))
+                                miss_scale=np.concatenate(scales) if miss_scale else None)
     idx = np.concatenate(back)
     h1, h2, t1, t2, unit_miss = out
     if with_times:
