@@ -546,12 +546,15 @@ def che_two_level_grouped(rates: np.ndarray, c1: float, c2: float, group: np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         dead = np.where(big > 0.0, np.log(big / np.maximum(miss, 1e-300)) / np.maximum(big, 1e-300), 0.0)
     if miss_scale is not None:
-        # the same dead time (level 1's hold), fewer misses: the rate R' with R' e^{-R' dead} = the scaled misses,
-        # R' dead = -W0(-misses x dead) (the root below 1 / dead)
+        # the same dead time (level 1's hold), fewer misses: a rate R' with R' e^{-R' dead} = the scaled misses,
+        # R' dead = -W0(-misses x dead) (level 2 sees R' only through R' e^{-R' dead}: either root would do)
         scale = np.asarray(miss_scale, dtype=float)
+        if scale.size and not (scale.min() >= 0.0 and scale.max() <= 1.0):
+            raise ValueError(f"miss_scale must lie in [0, 1] (fewer misses than the rates give), got "
+                             f"{scale.min()}..{scale.max()}")
         scaled = np.bincount(g, weights=(scale != 1.0).astype(float), minlength=n) > 0.0
         miss = np.bincount(g, weights=r * (1.0 - h1) * scale, minlength=n)
-        x = np.minimum(miss * dead, math.exp(-1.0))
+        x = np.minimum(miss * dead, np.nextafter(math.exp(-1.0), 0.0))   # W0 is nan at exactly -1/e
         with np.errstate(divide="ignore", invalid="ignore"):
             root = np.where(dead > 0.0, -np.real(lambertw(-x, 0)) / np.where(dead > 0.0, dead, 1.0), miss)
         big = np.where(scaled, root, big)

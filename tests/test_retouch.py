@@ -194,3 +194,34 @@ def test_the_page_cache_is_sent_the_misses_not_the_stand_ins():
     assert np.all(half[0] == plain[0]) and half[2] == plain[2]              # level 1 as it was
     assert half[4] == pytest.approx(0.5 * plain[4], rel=1e-12)               # half the misses sent
     assert half[3] > plain[3]                                                 # a longer stay
+    with pytest.raises(ValueError):
+        che_two_level_grouped(r, 200, 100, group, policy="fifo", miss_scale=np.full(2000, 3.0))
+
+
+def test_level2_sees_the_scaled_misses_with_level_1s_hold():
+    """One block a unit: level 2 is the renewal FIFO of a unit whose misses, R' e^{-R' dead}, are the scaled
+    ones and whose dead time is level 1's hold, R' found here by bisection instead of Lambert W."""
+    from scipy.optimize import brentq
+    from sim.analytic import _renewal_fifo_level2, che_time, che_two_level_grouped
+    r = 1.0 / np.arange(1, 401) ** 0.9
+    t1 = che_time(r, 60)
+    scaled = che_two_level_grouped(r, 60, 80, np.arange(400), policy="fifo", with_times=True,
+                                   miss_scale=np.full(400, 0.6))
+    misses = 0.6 * r * np.exp(-r * t1)
+    low = np.array([brentq(lambda x: x * math.exp(-x * t1) - m, 0.0, 1.0 / t1) for m in misses])
+    h2, t2 = _renewal_fifo_level2(low, np.ones(400), np.full(400, t1), 80.0, with_time=True)
+    assert scaled[1] == pytest.approx(h2, abs=1e-9) and scaled[3] == pytest.approx(t2, rel=1e-9)
+
+
+def test_the_paged_path_sends_the_page_cache_the_re_touch_misses():
+    """Pages of 4 blocks over a re-touched segment: the page cache's time and hits are those of the misses
+    (the occupancy stand-in sends more: a shorter stay, pinned here), and a re-touch miss finds its page more
+    often than a read."""
+    segs = [Segment("s", np.full(4000, 2.5e-4), np.ones(4000), retouch=Retouch("again", 2.0, 400.0))]
+    cache = BufferCache(segs, 400, 1200, page_blocks=4, os_policy="fifo")
+    stand_in = BufferCache([Segment("s", np.full(4000, 2.5e-4 * float(
+        retouch_rate(np.ones(1), 2.0, 400.0, cache.retouch_time)[0])), np.ones(4000))], 400, 1200, page_blocks=4,
+        os_policy="fifo")
+    assert cache._t2 > 1.2 * stand_in._t2
+    assert cache.odds["s"].os_hit == pytest.approx(0.254, abs=0.005)
+    assert cache.odds["again"].os_hit > cache.odds["s"].os_hit + 0.25
