@@ -376,7 +376,8 @@ class _IoPlan:
                                      {**{sg.name: sg.blocks * db.block_size for sg in segs
                                          if sg.name not in tpcc_blocks.WITHIN}, "inserts": 1.0})
         self.plan = {t: [(n, odds[s].miss, odds[s].os_hit, self._files(s))
-                         for s, n in self._touches(t, db.block_size, params.hash_clusters).items()] for t in TYPES}
+                         for s, n in tpcc_blocks.touches(t, db.block_size, LOGICAL_READS, params.hash_clusters).items()]
+                     for t in TYPES}
         # dirty blocks per transaction of each type: a segment's writes shared by its updaters
         total = sum(mix.values())
         self._mix, self._block_size = {t: mix[t] / total for t in TYPES}, db.block_size
@@ -407,13 +408,6 @@ class _IoPlan:
             written += ev + ck
         if written > 0.0:
             self.datafiles.set_write_page_hit((found + self._appended) / written)
-
-    @staticmethod
-    def _touches(kind: str, block_size: float, hash_clusters: bool) -> dict[str, float]:
-        """Block touches of one transaction type by segment: its cold touches (tpcc_blocks.cold_touches) and the
-        rest of its logical reads, hot ones (item, district, index branches: they miss only in a small cache)."""
-        cold = tpcc_blocks.cold_touches(kind, block_size, hash_clusters)
-        return {**cold, "hot": max(LOGICAL_READS[kind] - sum(cold.values()), 0.0)}
 
     def _files(self, segment: str) -> tuple[int, int] | None:
         """The datafiles holding a segment's blocks (a segment WITHIN another: that one's)."""

@@ -291,8 +291,7 @@ def segments(warehouses: int, block_size: float, mix: dict[str, float],
     leaves = warehouses * (ITEMS + DISTRICTS * CUSTOMERS_PER_DISTRICT) / leaf
     hot_blocks = (ITEMS / rpb("item") + warehouses / rpb("warehouse") + warehouses * DISTRICTS / rpb("district")
                   + leaves / leaf + warehouses * DISTRICTS * 20 * LINES_PER_ORDER / rpb("order_line"))
-    cold = sum(_per_tx(c, mix) for c in cold_map.values())
-    hot_touches = max(_per_tx(logical_reads, mix) - cold, 0.0)
+    hot_touches = sum(share * touches(kind, block_size, logical_reads, hash_clusters)["hot"] for kind, share in mix.items())
     out.append(Segment("hot", np.array([hot_touches / np.ceil(hot_blocks)]), np.array([np.ceil(hot_blocks)]), 0.0))
     return out
 
@@ -301,6 +300,13 @@ def cold_touches(kind: str, block_size: float, hash_clusters: bool = False) -> d
     """Block touches of one transaction type on each large object."""
     cold, _ = touch_maps(block_size, hash_clusters)
     return {name: per.get(kind, 0.0) for name, per in cold.items() if per.get(kind, 0.0) > 0.0}
+
+
+def touches(kind: str, block_size: float, logical_reads: dict[str, float], hash_clusters: bool = False) -> dict[str, float]:
+    """Block touches of one transaction type by segment: its cold touches and the rest of its logical reads,
+    on the hot blocks (item, district, index branches, the latest orders: they miss only in a small cache)."""
+    cold = cold_touches(kind, block_size, hash_clusters)
+    return {**cold, "hot": max(logical_reads.get(kind, 0.0) - sum(cold.values()), 0.0)}
 
 
 def updates(block_size: float) -> dict[str, dict[str, float]]:
