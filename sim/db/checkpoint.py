@@ -18,6 +18,17 @@ log_checkpoint_timeout) into (evicted, checkpointed) writes per transaction, per
 workload's buffer cache (BufferCache.dirty_writes, sim/db/buffer_cache.py), the timeout's span
 paced by the run's own measured throughput; with both, a cached block is written at the sooner
 of the two (exact for Poisson changes: sooner_checkpoint_writes).
+
+The timeout's writes are held until the warm-up ends (`release`): a run stands for an instance
+started for it (db_block_buffers is fixed at startup in 8i), in whose first 1,800 s no buffer is
+yet older than the timeout. They stay held where DBWR cannot keep up with the buffers the LRU
+scan hands over: the timeout's incremental checkpoint is a low-priority request, served from
+what DBWR has to spare after cleaning buffers for reuse ("for low priority checkpoint request,
+the total number of buffers that will be flushed is (kcbscc/100)*kcbswc", 8 of a 50-buffer write
+clump, Oracle 8.0.3 listing quoted by G. Reddy, oracle-l, 7 Sep 2000; and "a checkpoint scheduled
+to occur because of this parameter is delayed until the completion of the previous checkpoint",
+Oracle8i Reference 8.1.6, LOG_CHECKPOINT_TIMEOUT). A DBWR behind on the LRU has nothing to
+spare, so its checkpoint lags for good and every changed block is written when it is evicted.
 """
 
 from __future__ import annotations
@@ -70,6 +81,11 @@ class CachedBlockCheckpoints:
         # with sized redo logs, each checkpoint also writes the cached blocks changed since the last one
         self.log_switch: dict[str, tuple[float, float]] = (cache.dirty_writes(period=self.period)
                                                            if self.period is not None else {})
+        self.held = True   # the timeout adds no writes until release()
+
+    def release(self) -> None:
+        """Let the timeout's writes begin (from pace's next window)."""
+        self.held = False
 
     def at_throughput(self, per_s: float) -> dict[str, tuple[float, float]] | None:
         """With a timeout, the (evicted, checkpointed) writes per transaction per segment at `per_s`
@@ -83,12 +99,12 @@ class CachedBlockCheckpoints:
     def pace(self, env, finished: Callable[[], int], apply: Callable[[dict[str, float]], None]):
         """Process: every PACE_WINDOW, the throughput of the window just gone (from `finished()`,
         the workload's count of transactions since the start) sets how many transactions the
-        timeout spans, and `apply` gets the writes per transaction per segment (before the first
-        window ends the timeout adds no writes; log-switch writes apply from the start)."""
+        timeout spans, and `apply` gets the writes per transaction per segment (until release() and
+        its next window ends the timeout adds no writes; log-switch writes apply from the start)."""
         last = finished()
         while True:
             yield env.timeout(PACE_WINDOW)
-            writes = self.at_throughput((finished() - last) / PACE_WINDOW)
+            writes = None if self.held else self.at_throughput((finished() - last) / PACE_WINDOW)
             if writes is not None:
                 apply(writes)
             last = finished()

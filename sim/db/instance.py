@@ -217,6 +217,16 @@ class Instance:
             return 0
         return self.dbwr.catch_up()
 
+    def release_checkpoints(self, writer_behind: bool) -> bool:
+        """At the end of the warm-up: start the timeout's checkpoint writes unless DBWR is behind on
+        the LRU (`writer_behind`: settle_writer moved it to its free-buffer limit), where a
+        low-priority checkpoint gets none of its time (sim/db/checkpoint.py). True if writes start."""
+        ck = self.cached_block_checkpoints
+        if ck is None or ck.timeout is None or not ck.held or writer_behind:
+            return False
+        ck.release()
+        return True
+
     def reset_stats(self) -> None:
         self.waits.reset()
         self.lgwr.reset_stats()
