@@ -172,6 +172,9 @@ def _load_profile(x: dict) -> str:
         span = f", ~{x['dbwr_backlog_skipped'] / writes / 60:.0f} min of its writes" if writes else ""
         parts.append(f"DBWR: {x['dbwr_net_fill_per_s']:,.1f} buffers/s behind in the warm-up, so started at its "
                      f"free-buffer limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added{span})")
+    if x.get("checkpoint_timeout_held"):   # a low-priority checkpoint gets none of a DBWR behind (sim/db/checkpoint.py)
+        parts.append("Checkpoint: log_checkpoint_timeout's writes held (DBWR is behind on the LRU, so every "
+                     "changed block\n  is written when it leaves the cache)")
     if "file_lock_write_held_pct" in x:   # the file system's per-file (inode) lock
         parts.append(_line("File lock (inode rwlock)", [
             ("write-held", f"{x['file_lock_write_held_pct']:.1f}% of the time"),

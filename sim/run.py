@@ -98,6 +98,9 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     # a DBWR that keeps up starts the timeout's checkpoint writes: warm up again with them
     if system.instance.release_checkpoints(writer_behind=skipped > 0) or skipped:
         env.run(until=env.now + spec.warmup)
+    checkpoints = system.instance.cached_block_checkpoints
+    if checkpoints is not None and checkpoints.timeout is not None:
+        result.extra["checkpoint_timeout_held"] = checkpoints.held
     system.reset_stats()
     workload.reset_stats()
     start = env.now

@@ -295,6 +295,8 @@ def test_a_dbwr_behind_on_the_lru_writes_each_changed_block_once_at_eviction():
         per_tx[fs, timeout] = r.extra["physical_writes_per_s"] / (r.tpm / 60.0)
         if fs == "ufs_direct":
             assert r.extra.get("dbwr_backlog_skipped", 0) > 0, "DBWR should be behind"
+        if timeout is not None:
+            assert r.extra["checkpoint_timeout_held"] is (fs == "ufs_direct")
     assert per_tx["ufs_direct", "1800 s"] == pytest.approx(per_tx["ufs_direct", None], rel=0.15)
     assert per_tx["raw", "1800 s"] > per_tx["raw", None] + 0.5
 

@@ -158,6 +158,15 @@ def test_a_run_started_at_dbwrs_free_buffer_limit_says_so_with_the_backlog_in_mi
             f"limit\n  ({x['dbwr_backlog_skipped']:,} dirty buffers added, ~{minutes:.0f} min of its writes)") in text
     _, kept_up, _ = ue10000
     assert "dbwr_backlog_skipped" not in ue10000[0].extra and "\nDBWR:" not in kept_up
+    assert "checkpoint_timeout_held" not in x and "Checkpoint:" not in text   # no timeout set
+    held = run(scenario.load(None, {**UE10000_VXFS, "database.db_cache": "100 MB", "database.datafiles": 59,
+                                    "database.datafile_size": "868 MB", "database.dbwr_max_writes": 8,
+                                    "database.disk_asynch_io": False, "database.dbwr_io_slaves": 20,
+                                    "database.log_checkpoint_timeout": "1800 s",
+                                    "os.filesystem": "ufs_buffered", "run.warmup": "20 s", "run.max_time": "2 s"},
+                         profile="ue10000", workload="tpcc"))
+    assert held.extra["checkpoint_timeout_held"] is True
+    assert "Checkpoint: log_checkpoint_timeout's writes held (DBWR is behind on the LRU" in report.full(held)
 
 
 def _calibrate(disks: int, device: str):
