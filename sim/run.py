@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import simpy
 
 from sim.config import OltpsimError
+from sim.db.checkpoint import PACE_WINDOW
 from sim.metrics import batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
@@ -95,8 +96,13 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     if skipped:   # DBWR's backlog moved to its free-buffer limit: warm up again at it
         result.extra["dbwr_backlog_skipped"] = skipped
         result.extra["dbwr_net_fill_per_s"] = system.instance.dbwr.fill_rate
-    # a DBWR that keeps up starts the timeout's checkpoint writes: warm up again with them
-    if system.instance.release_checkpoints(writer_behind=skipped > 0) or skipped:
+    # a DBWR that keeps up starts the timeout's checkpoint writes: warm up again with them (for at least
+    # one PACE_WINDOW, the first of which applies them, so a warm-up shorter than it still sees them); a
+    # DBWR found behind (catch_up's net fill rate above 0, whether or not it moved the backlog: one already
+    # at its free-buffer limit adds nothing) keeps them held
+    if system.instance.release_checkpoints(writer_behind=system.instance.writer_behind()):
+        env.run(until=env.now + max(spec.warmup, PACE_WINDOW))
+    elif skipped:
         env.run(until=env.now + spec.warmup)
     checkpoints = system.instance.cached_block_checkpoints
     if checkpoints is not None and checkpoints.timeout is not None:

@@ -216,6 +216,13 @@ def test_both_regimes_write_each_cached_block_at_the_sooner_of_the_two():
     assert got > 1.02 * max(cache.timeout_writes(30.0)["t"], cache.checkpoint_writes(100.0)["t"])
 
 
+_UE10000_UFS = {"users": 6, "think_time": "6 ms", "keying_time": "0 s", "warehouses": 200, "hash_clusters": True,
+                "database.block_size": "2 KB", "database.db_cache": "2560 MB", "database.redo_device": "redo",
+                "database.data_device": "data", "database.oracle_bits": 32, "database.disk_asynch_io": False,
+                "os.bits": 32, "run.warmup": "10 s", "run.batch": "1 s", "run.min_batches": 4,
+                "run.max_time": "6 s"}
+
+
 def _ue10000_ufs(filesystem="ufs_direct", **db):
     over = {"users": 6, "think_time": "6 ms", "keying_time": "0 s", "warehouses": 200, "hash_clusters": True,
             "database.block_size": "2 KB", "database.db_cache": "2560 MB", "database.redo_device": "redo",
@@ -297,6 +304,9 @@ def test_a_dbwr_behind_on_the_lru_writes_each_changed_block_once_at_eviction():
             assert r.extra.get("dbwr_backlog_skipped", 0) > 0, "DBWR should be behind"
         if timeout is not None:
             assert r.extra["checkpoint_timeout_held"] is (fs == "ufs_direct")
+        # a second 10-s warm-up where DBWR was moved to its free-buffer limit or the timeout started, none otherwise
+        again = fs == "ufs_direct" or timeout is not None
+        assert r.simulated_time == pytest.approx((20.0 if again else 10.0) + r.measured_time)
     assert per_tx["ufs_direct", "1800 s"] == pytest.approx(per_tx["ufs_direct", None], rel=0.15)
     assert per_tx["raw", "1800 s"] > per_tx["raw", None] + 0.5
 
@@ -512,3 +522,35 @@ def test_episode_writes_stay_between_nothing_and_every_change_and_fall_as_the_ti
             assert far[0][0] + far[1][0] == pytest.approx(alone[0][0], rel=1e-6, abs=1e-12)   # c / (1 + c 1e15) where always cached
 
     check()
+
+
+def test_the_timeout_starts_before_the_measurement_even_after_a_warm_up_shorter_than_a_pace_window():
+    """Raw, async I/O (DBWR keeps up), a 2-s warm-up: the timeout is released at 2 s and its writes
+    come at the end of the next PACE_WINDOW, so the second warm-up lasts a PACE_WINDOW and the
+    measured run has them from its start (writes a transaction well above those without a timeout)."""
+    per_tx = {}
+    for timeout in (None, "1800 s"):
+        over = {**_UE10000_UFS, "os.filesystem": "raw", "database.disk_asynch_io": True, "run.warmup": "2 s",
+                **({} if timeout is None else {"database.log_checkpoint_timeout": timeout})}
+        r = run(scenario.load(None, over, profile="ue10000", workload="tpcc"))
+        per_tx[timeout] = r.extra["physical_writes_per_s"] / (r.tpm / 60.0)
+        second = PACE_WINDOW if timeout is not None else 0.0
+        assert r.simulated_time == pytest.approx(2.0 + second + r.measured_time)
+    assert r.extra["checkpoint_timeout_held"] is False
+    assert per_tx["1800 s"] > per_tx[None] + 0.5
+
+
+def test_a_dbwr_already_at_its_free_buffer_limit_keeps_the_timeout_held():
+    """UFS buffered, 20 MB (2,560 buffers at its free-buffer limit), 8 writes in flight: DBWR falls
+    behind and its backlog reaches the limit within the warm-up, so catch_up adds no buffers; it is
+    behind all the same (net fill rate above 0, free buffer waits), so the timeout stays held and
+    there is no second warm-up (nothing changed)."""
+    r = run(scenario.load(None, {**_UE10000_UFS, "database.db_cache": "20 MB", "database.datafiles": 59,
+                                 "database.datafile_size": "868 MB", "database.dbwr_max_writes": 8,
+                                 "database.dbwr_io_slaves": 20, "database.log_checkpoint_timeout": "1800 s",
+                                 "os.filesystem": "ufs_buffered", "run.warmup": "20 s", "run.max_time": "2 s"},
+                      profile="ue10000", workload="tpcc"))
+    assert "dbwr_backlog_skipped" not in r.extra            # at the limit already: nothing added
+    assert any(e["event"] == "free buffer waits" and e["pct_db_time"] > 10.0 for e in r.top_events)
+    assert r.extra["checkpoint_timeout_held"] is True
+    assert r.simulated_time == pytest.approx(20.0 + r.measured_time)

@@ -217,9 +217,16 @@ class Instance:
             return 0
         return self.dbwr.catch_up()
 
+    def writer_behind(self) -> bool:
+        """Whether settle_writer found DBWR behind on the LRU: its backlog's net fill rate over the
+        watch was positive (DatabaseWriter.catch_up), whether catch_up moved the backlog to the
+        free-buffer limit or found it there already. False if DBWR was not watched (run.settle_writer
+        false; under log-switch checkpoints whose bound comes first)."""
+        return self.dbwr is not None and self.dbwr.fill_rate is not None and self.dbwr.fill_rate > 0.0
+
     def release_checkpoints(self, writer_behind: bool) -> bool:
         """At the end of the warm-up: start the timeout's checkpoint writes unless DBWR is behind on
-        the LRU (`writer_behind`: settle_writer moved it to its free-buffer limit), where a
+        the LRU (`writer_behind`: settle_writer found it so, writer_behind()), where a
         low-priority checkpoint gets none of its time (sim/db/checkpoint.py). True if writes start."""
         ck = self.cached_block_checkpoints
         if ck is None or ck.timeout is None or not ck.held or writer_behind:
