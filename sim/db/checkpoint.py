@@ -19,16 +19,20 @@ workload's buffer cache (BufferCache.dirty_writes, sim/db/buffer_cache.py), the 
 paced by the run's own measured throughput; with both, a cached block is written at the sooner
 of the two (exact for Poisson changes: sooner_checkpoint_writes).
 
-The timeout's writes are held until the warm-up ends (`release`): a run stands for an instance
-started for it (db_block_buffers is fixed at startup in 8i), in whose first 1,800 s no buffer is
-yet older than the timeout. They stay held where DBWR cannot keep up with the buffers the LRU
-scan hands over: the timeout's incremental checkpoint is a low-priority request, served from
-what DBWR has to spare after cleaning buffers for reuse ("for low priority checkpoint request,
-the total number of buffers that will be flushed is (kcbscc/100)*kcbswc", 8 of a 50-buffer write
-clump, Oracle 8.0.3 listing quoted by G. Reddy, oracle-l, 7 Sep 2000; and "a checkpoint scheduled
-to occur because of this parameter is delayed until the completion of the previous checkpoint",
-Oracle8i Reference 8.1.6, LOG_CHECKPOINT_TIMEOUT). A DBWR behind on the LRU has nothing to
-spare, so its checkpoint lags for good and every changed block is written when it is evicted.
+The timeout's writes are held through the warm-up (`release`), so that the warm-up's test of
+whether DBWR keeps up (sim/db/dbwr.py catch_up) sees the LRU's writes alone, as an instance
+started for the run does (db_block_buffers is fixed at startup in 8i): its first timeout writes
+come 1,800 s in, after its LRU has shown whether DBWR keeps up. Where DBWR keeps up they start at
+the warm-up's end; where it is behind they stay held for good and every changed block is written
+once, when it is evicted. The timeout's incremental checkpoint is a low-priority request: Oracle
+8.0.3 flushes for one "(kcbscc/100)*kcbswc" buffers, kcbscc being the "percentage of write batch
+for low priority checkpoint request" (16% of a 50-buffer write clump kcbswc: K. Gopalakrishnan's
+listing and G. Reddy's explanation, oracle-l, 7 Sep 2000). Read literally that is a reserved share
+of DBWR's writes, not only its spare time; holding the timeout altogether for a DBWR behind is
+this model's limit of that share (a 16% share, measured at the same dbwr_max_writes: writes a
+transaction +5..+13%, DBWR faster with a sixth of its writes spread over the file locks; the
+veritas notes, round 27). No 8i source gives the share; 10g lists incremental checkpoints as
+medium priority.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ alone. The published runs are taken as long enough for any g > 0 to fill the cac
 (the fill's fixed point; at 2.5GB and g = 17/s that is ~5 h), so the decision is the sign of g,
 not a growth of so many buffers in the watch: near g = 0 the two regimes meet (at the limit
 transactions run at the write rate, which then equals the dirtying rate), so which side a run
-falls on moves its throughput little. Reaching the limit takes hours simulated with a slow net
+falls on moves its throughput little, except where a checkpoint timeout is set: a DBWR behind
+keeps the timeout's writes held (sim/db/checkpoint.py), so its writes per transaction drop to the
+evictions' (UFS direct 2.5 GB, 6 slaves behind against 7 keeping up: 1.8 against 3.0 a transaction). Reaching the limit takes hours simulated with a slow net
 fill; `catch_up` moves the backlog there at once with stand-in buffers, counted as dirtied and
 written like any other, so only the time to get there is skipped. At the limit the backlog is a
 first-in first-out delay of 10-31 min on the UE10000 rows (128k-321k buffers at 150-260 writes/s),
