@@ -86,12 +86,18 @@ def _collector_spared():
                 gc.unfreeze()
 
 
+def _advance(env, seconds: float) -> None:
+    """Run the simulation `seconds` on (none for 0: SimPy refuses an until that is not ahead)."""
+    if seconds > 0.0:
+        env.run(until=env.now + seconds)
+
+
 def _run_steady(system: System, workload, result: Result, progress) -> None:
     env, spec = system.env, system.scenario.spec.run
     max_time = spec.cap(batch=False)
     if spec.settle_writer:
         system.instance.watch_writer(spec.warmup / 2)
-    env.run(until=spec.warmup)
+    _advance(env, spec.warmup)   # run.warmup may be 0 s: no warm-up
     skipped = system.instance.settle_writer() if spec.settle_writer else 0
     if skipped:   # DBWR's backlog moved to its free-buffer limit: warm up again at it
         result.extra["dbwr_backlog_skipped"] = skipped
@@ -103,7 +109,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     if system.instance.release_checkpoints(writer_behind=system.instance.writer_behind()):
         env.run(until=env.now + max(spec.warmup, PACE_WINDOW))
     elif skipped:
-        env.run(until=env.now + spec.warmup)
+        _advance(env, spec.warmup)
     checkpoints = system.instance.cached_block_checkpoints
     if checkpoints is not None and checkpoints.timeout is not None:
         result.extra["checkpoint_timeout_held"] = checkpoints.held

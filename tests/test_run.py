@@ -33,6 +33,13 @@ def test_another_seed_other_numbers():
     assert a.tpm != b.tpm
 
 
+def test_a_zero_warm_up_measures_from_the_start():
+    """run.warmup 0 s is valid: nothing is discarded, the whole simulated time is measured (SimPy
+    refuses to run to a time that is not ahead, which a zero warm-up had hit)."""
+    r = run(t5220(4, **{"run.warmup": "0 s"}))
+    assert r.tpm > 0 and r.simulated_time == pytest.approx(r.measured_time)
+
+
 @pytest.mark.parametrize("users", [4, 32])
 def test_littles_law_for_the_closed_system(users):
     """N = X (R + Z): with zero think and keying time every user is always in a transaction."""
