@@ -554,3 +554,26 @@ def test_a_dbwr_already_at_its_free_buffer_limit_keeps_the_timeout_held():
     assert any(e["event"] == "free buffer waits" and e["pct_db_time"] > 10.0 for e in r.top_events)
     assert r.extra["checkpoint_timeout_held"] is True
     assert r.simulated_time == pytest.approx(20.0 + r.measured_time)
+
+
+def test_checkpoint_page_hits_of_a_tiny_cache_raise_no_floating_point_warning():
+    """A 20 MB cache over a buffered file system: some blocks' checkpoint writes are vanishingly small, and
+    the share of them that are a stay's first write divides by them (capped at 1): no overflow warning
+    (which a run with warnings as errors turned into a crash)."""
+    import warnings
+
+    import workloads
+    from sim.system import System
+    sc = scenario.load(None, {"users": 6, "warehouses": 200, "database.block_size": "2 KB", "database.db_cache": "20 MB",
+                              "database.redo_device": "redo", "database.data_device": "data",
+                              "database.disk_asynch_io": False, "database.dbwr_io_slaves": 20,
+                              "database.datafiles": 59, "database.datafile_size": "868 MB",
+                              "os.filesystem": "ufs_buffered", "database.log_checkpoint_timeout": "1800 s"},
+                       profile="ue10000", workload="tpcc")
+    system = System(sc)
+    workloads.get("tpcc").Workload(system, sc.params)
+    ck = system.instance.cached_block_checkpoints
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        writes = ck.at_throughput(25.4)
+    assert writes and all(0.0 <= h <= 1.0 for h in ck.cache.checkpoint_os_hit.values())

@@ -237,7 +237,7 @@ class BufferCache:
             if out[s.name][1] > 0.0 and self.os_blocks > 0.0:
                 # the share of checkpoint writes that are the first of a block's stay: one a dirtied stay
                 u = s.update_share
-                with np.errstate(divide="ignore", invalid="ignore"):
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # a tiny ck: capped at 1 below
                     clean = np.where(p > 0.0, p * (1.0 - u) / (1.0 - (1.0 - p) * (1.0 - u)), 1.0)
                     dirtied = s.rates * p * (1.0 - clean)
                     first = np.where(ck > 0.0, np.minimum(dirtied / np.where(ck > 0.0, ck, 1.0), 1.0), 0.0)
