@@ -226,8 +226,9 @@ class Instance:
 
     def release_checkpoints(self, writer_behind: bool) -> bool:
         """At the end of the warm-up: start the timeout's checkpoint writes unless DBWR is behind on
-        the LRU (`writer_behind`: settle_writer found it so, writer_behind()), where a
-        low-priority checkpoint gets none of its time (sim/db/checkpoint.py). True if writes start."""
+        the LRU (`writer_behind`: settle_writer found it so, writer_behind()): the limit, taken here,
+        of the share of DBWR's writes a low-priority checkpoint gets (sim/db/checkpoint.py). True if
+        writes start."""
         ck = self.cached_block_checkpoints
         if ck is None or ck.timeout is None or not ck.held or writer_behind:
             return False
