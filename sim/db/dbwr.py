@@ -47,8 +47,9 @@ transactions run at the write rate, which then equals the dirtying rate), so whi
 falls on moves its throughput little, except where a checkpoint timeout is set: a DBWR behind
 keeps the timeout's writes held (sim/db/checkpoint.py), so its writes per transaction drop to the
 evictions' (UFS direct 2.5 GB, 6 slaves behind against 7 keeping up: 1.8 against 3.0 a
-transaction). Reaching the limit takes hours simulated with a slow net fill; `catch_up` moves the backlog there at once with stand-in buffers, counted as dirtied and
-written like any other, so only the time to get there is skipped. At the limit the backlog is a
+transaction). Reaching the limit takes hours simulated with a slow net fill; `catch_up` moves
+the backlog there at once with stand-in buffers, counted as dirtied and written like any other,
+so only the time to get there is skipped. At the limit the backlog is a
 first-in first-out delay of 10-31 min on the UE10000 rows (128k-321k buffers at 150-260 writes/s),
 longer than a run: the buffers written in the measured window are all stand-ins. In the steady
 state a run stands for, what DBWR writes was dirtied one such delay earlier under the same
