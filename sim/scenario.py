@@ -63,7 +63,9 @@ class RunSpec:
                                      kind="fraction", default="1%", positive=True)
     settle_writer: bool = param("at the end of the warm-up, a DBWR whose backlog filled over its second half (dirtied/s "
                                 "above its writes per busy second) starts at the free-buffer limit it is heading "
-                                "for, then the warm-up runs again (sim/db/dbwr.py, catch_up)", default=True)
+                                "for, then the warm-up runs again (sim/db/dbwr.py, catch_up); the same test holds "
+                                "database.log_checkpoint_timeout's writes for a DBWR behind (false: they start "
+                                "after the warm-up; sim/db/checkpoint.py)", default=True)
     max_time: float | None = param(
         "cap on simulated time: on the measured time of a steady run (omit: 120 s), on the whole of a batch job "
         "(omit: 30 days, a guard against a job that would never end: a job stops when its work is done)",
