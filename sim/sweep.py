@@ -4,7 +4,8 @@ A sweep is a base scenario, the settings to vary (a cartesian grid of values, or
 list of points) and a number of replications. Replication 0 runs with the scenario's own
 seed (so it matches `oltpsim run`), replication r > 0 with a seed derived from (that seed, r)
 alone: every point of a replication draws the same random numbers (common random numbers),
-so the difference between two points is the change, not noise. Confidence intervals come
+so the difference between two points is the change, not noise (a TPC-C terminal draws from its
+own streams, so it runs the same work at every point: workloads/tpcc.py _Streams). Confidence intervals come
 from the spread across replications (Student t).
 
 Every point is checked before anything runs. A value that makes no valid scenario anywhere

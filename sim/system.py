@@ -64,8 +64,9 @@ class System:
         # database
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
 
-    def rng(self, name: str) -> np.random.Generator:
-        return rng_stream(self.seed, name)
+    def rng(self, name: str, index: int | None = None) -> np.random.Generator:
+        """The run's stream `name` (with `index`: that member's own, sim/randomness.py)."""
+        return rng_stream(self.seed, name, index)
 
     def memory_latency(self) -> float:
         """Average memory latency (seconds) a strand sees now (unloaded plus queueing)."""

@@ -249,13 +249,14 @@ def test_a_run_stops_at_its_precision_target_but_not_before_min_batches():
 def test_the_reported_interval_is_as_wide_as_the_spread_between_seeds():
     """The ± a run reports (batch means, Student t over 6 batches) against what it claims to bound: 12 seeds
     of the same run. An honest 95% half-width covers the seeds' mean in most runs, and is about t(5) = 2.6
-    standard deviations of one run's TPM, not a fraction of one nor many (measured: 10 of 12, 1.7)."""
+    standard deviations of one run's TPM, not a fraction of one nor many (measured over 60 seeds: 2.5-2.8;
+    over 12, 1.7-3.7 as the seeds' spread is itself estimated from 12: 10-11 of 12 covered)."""
     import numpy as np
     rs = [run(t5220(16, **{"run.seed": str(s), "run.target_half_width": "0.001%"})) for s in range(1, 13)]
     tpm = np.array([r.tpm for r in rs])
     hw = np.array([r.tpm_half_width for r in rs])
     assert int((np.abs(tpm - tpm.mean()) <= hw).sum()) >= 8
-    assert 0.8 < hw.mean() / tpm.std(ddof=1) < 3.0
+    assert 0.8 < hw.mean() / tpm.std(ddof=1) < 4.5
 
 
 def test_device_figures_obey_the_utilisation_law_and_add_up_to_the_databases_io():

@@ -859,3 +859,35 @@ def test_without_keying_the_think_under_way_is_length_biased():
     mean = sum(SPEC_MIX[t] * SPEC_THINK[t] ** 2 for t in TYPES) / sum(SPEC_MIX[t] * SPEC_THINK[t] for t in TYPES)
     assert mean == pytest.approx(11.683, abs=0.001)
     assert waits.mean() == pytest.approx(mean, abs=4 * waits.std() / math.sqrt(n))
+
+
+# --------------------------------------------------------------------------- common random numbers
+
+def _kinds_by_terminal(think: str, seed: int = 1, until: float = 3.0) -> list[list[str]]:
+    """Each terminal's transaction types, in order, over `until` simulated seconds of a real run."""
+    system, wl = _build(users=8, think_time=think, keying_time="0 s", **{"run.seed": seed})
+    terminal = {id(s): i for i, s in enumerate(wl.sessions)}
+    kinds: list[list[str]] = [[] for _ in wl.sessions]
+    run_one = wl._transaction
+
+    def logged(session, kind, streams=None):
+        kinds[terminal[id(session)]].append(kind)
+        return run_one(session, kind, streams)
+
+    wl._transaction = logged
+    wl.start()
+    system.env.run(until=until)
+    return kinds
+
+
+def test_a_terminal_runs_the_same_work_whatever_the_timing_of_the_others():
+    """Common random numbers synchronised per terminal: a what-if that changes every terminal's timing
+    (here its think time, 1 ms against 20 ms, so the eight interleave differently) leaves each terminal's
+    own sequence of transaction types as it was, one a prefix of the other. With one stream for the
+    whole workload, whose turn a draw is would follow the interleaving and the sequences would part."""
+    fast, slow = _kinds_by_terminal("1 ms"), _kinds_by_terminal("20 ms")
+    assert all(len(s) >= 20 for s in slow)
+    for f, s in zip(fast, slow):
+        assert len(f) > len(s) and f[:len(s)] == s
+    assert len({tuple(s[:20]) for s in slow}) == len(slow)      # and the terminals' sequences differ
+    assert _kinds_by_terminal("20 ms", seed=2) != slow          # as do the seeds'

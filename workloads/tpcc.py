@@ -155,8 +155,13 @@ class Workload:
         self.system, self.params = system, params
         self.env = system.env
         self.instance = system.instance
-        self.draws = Draws(system.rng("tpcc"))
-        self.io_rng = system.rng("tpcc:io")
+        # Random numbers: what a terminal does (its transactions, think times, New-Order's lines) and
+        # what its transactions' I/O finds each come from the terminal's own streams, so that two
+        # what-ifs run at one seed give every terminal the same sequence of work (common random
+        # numbers, synchronised per terminal: a change of timing elsewhere does not reshuffle whose
+        # turn a draw is). Behind a TP monitor a request is served by whichever session is free:
+        # the streams are shared there, one pair for the whole workload.
+        self.streams = _Streams(system.rng("tpcc"), system.rng("tpcc:io"))
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
         self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
         # a user's phases in steady state, weighted by their share of the mean cycle
@@ -208,13 +213,13 @@ class Workload:
             # scheduled event, no process (tens of thousands of them), and the server sessions run
             # the transactions, one request after another.
             for _ in range(self.params.users):
-                kind, wait = self._first_transaction()
+                kind, wait = self._first_transaction(self.streams.draws)
                 self._submit_after(wait, kind)
             for session in self.sessions:
                 self.env.process(self._server(session))
         else:
-            for session in self.sessions:
-                self.env.process(self._terminal(session))
+            for i, session in enumerate(self.sessions):
+                self.env.process(self._terminal(session, _Streams.of_terminal(self.system, i, self.io is not None)))
 
     def _submit_after(self, wait: float, kind: str) -> None:
         """A terminal submits a `kind` transaction `wait` seconds from now."""
@@ -233,7 +238,8 @@ class Workload:
     def _server(self, session):
         """A server session behind the TP monitor: take the oldest request, run it, reply; the
         terminal then keys and thinks before its next."""
-        env, draws, requests = self.env, self.draws, self.requests
+        env, streams, requests = self.env, self.streams, self.requests
+        draws = streams.draws
         while True:
             if requests:
                 kind, submitted = requests.popleft()
@@ -241,10 +247,10 @@ class Workload:
                 ev = Event(env)
                 self.idle.append(ev)
                 kind, submitted = yield ev
-            yield from self._transaction(session, kind)
+            yield from self._transaction(session, kind, streams)
             self._done(kind, env._now - submitted)
             _, think = self._times(kind)
-            kind = self._next_kind()
+            kind = self._next_kind(draws)
             self._submit_after((draws.exponential(think) if think > 0.0 else 0.0) + self._times(kind)[0], kind)
 
     def _times(self, kind: str) -> tuple[float, float]:
@@ -252,21 +258,23 @@ class Workload:
         return (STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time,
                 STANDARD_THINK[kind] if p.think_time is None else p.think_time)
 
-    def _next_kind(self) -> str:
-        return TYPES[min(bisect.bisect_right(self.cum_mix, self.draws.uniform()), len(TYPES) - 1)]
+    def _next_kind(self, draws: Draws | None = None) -> str:
+        """The type of a terminal's next transaction, by the mix (`draws`: the terminal's; None: the shared)."""
+        draws = draws or self.streams.draws
+        return TYPES[min(bisect.bisect_right(self.cum_mix, draws.uniform()), len(TYPES) - 1)]
 
-    def _first_transaction(self) -> tuple[str, float]:
+    def _first_transaction(self, draws: Draws | None = None) -> tuple[str, float]:
         """A user's first transaction and the time until it, as a user seen at a random moment
         of steady state is: keying transaction k with odds mix_k x keying_k, its remaining
         keying uniform (keying times are fixed); else thinking after transaction j with odds
         mix_j x think_j, the rest of the think exponential, then keying the next. (Starting
         every user with a whole keying time would hold back every New-Order for 18 s and
         release them together: a transient, and a measured mix off the TPC-C mix.)"""
-        draws = self.draws
+        draws = draws or self.streams.draws
         keyings = {t: self._times(t)[0] for t in TYPES}
         if not any(keyings.values()):      # no keying: part-way through a think time
-            kind = self._next_kind()
-            _, think = self._times(self._thinking_after())
+            kind = self._next_kind(draws)
+            _, think = self._times(self._thinking_after(draws))
             return kind, draws.exponential(think) if think > 0.0 else 0.01 * draws.uniform()
         u = draws.uniform() * sum(w for w, _, _ in self._phases)
         for weight, phase, t in self._phases:
@@ -275,55 +283,56 @@ class Workload:
             u -= weight
         if phase == "keying":
             return t, draws.uniform() * keyings[t]
-        kind = self._next_kind()
+        kind = self._next_kind(draws)
         return kind, draws.exponential(self._times(t)[1]) + keyings[kind]
 
-    def _thinking_after(self) -> str:
+    def _thinking_after(self, draws: Draws) -> str:
         """The type a user seen thinking has just run: odds mix_j x think_j (a longer think is the
         likelier to be under way at a random moment); with equal thinks, the mix's odds."""
         thinks = [(w, t) for w, phase, t in self._phases if phase == "think"]
-        u = self.draws.uniform() * sum(w for w, _ in thinks)
+        u = draws.uniform() * sum(w for w, _ in thinks)
         for weight, t in thinks:
             if u < weight:
                 break
             u -= weight
         return t
 
-    def _terminal(self, session):
+    def _terminal(self, session, streams: "_Streams"):
         """A user with a dedicated server session: key, think, run a transaction, over and over."""
-        env, draws = self.env, self.draws
-        kind, wait = self._first_transaction()
+        env, draws = self.env, streams.draws
+        kind, wait = self._first_transaction(draws)
         yield env.timeout(wait)
         while True:
             start = env.now
-            yield from self._transaction(session, kind)
+            yield from self._transaction(session, kind, streams)
             self._done(kind, env.now - start)
             # Think after this transaction, then key the next one: one wait, no event in between.
             _, think = self._times(kind)
-            kind = self._next_kind()
+            kind = self._next_kind(draws)
             keying, _ = self._times(kind)
             wait = (draws.exponential(think) if think > 0.0 else 0.0) + keying
             if wait > 0.0:
                 yield env.timeout(wait)
 
-    def _transaction(self, session, kind: str):
+    def _transaction(self, session, kind: str, streams: "_Streams | None" = None):
         """Generator: one transaction of this type on this session: CPU, the reads the buffer cache
-        misses, the blocks it leaves dirty, and the commit."""
+        misses, the blocks it leaves dirty, and the commit (`streams`: its terminal's; None: the shared)."""
+        streams = streams or self.streams
         if self.system.vm.overcommit() > 0.0:
             yield from session.wake(self.client_ws)
         # New-Order has 5..15 order lines, uniformly (TPC-C 2.4.1.3); work scales with them.
-        scale = (5 + int(11 * self.draws.uniform())) / 10.0 if kind == "new_order" else 1.0
+        scale = (5 + int(11 * streams.draws.uniform())) / 10.0 if kind == "new_order" else 1.0
         instructions = self.path_length * LOGICAL_READS[kind] * scale * (1.0 + self.client_share)
         if self.io is None:
             yield session.cpu(instructions, SYSCALL_SHARE)
         else:
-            reads = self.io.reads(kind, scale, self.io_rng)
+            reads = self.io.reads(kind, scale, streams.io)
             piece = instructions / (len(reads) + 1)
             for os_cached, files in reads:
                 yield session.cpu(piece, SYSCALL_SHARE)
                 yield from session.read_block(os_cached, files)
             yield session.cpu(piece, SYSCALL_SHARE)
-            for blocks, files, checkpoint in self.io.dirtied(kind, scale, self.io_rng):
+            for blocks, files, checkpoint in self.io.dirtied(kind, scale, streams.io):
                 session.dirtied(blocks, files, checkpoint)
         if REDO_BYTES[kind] > 0.0:
             yield from session.commit(REDO_BYTES[kind] * scale)
@@ -353,6 +362,25 @@ class Workload:
             "response": {t: {"count": tl.n, "mean": tl.mean, "p50": tl.percentile(50), "p90": tl.percentile(90),
                              "p99": tl.percentile(99)} for t, tl in self.response.items() if tl.n},
         }
+
+
+class _Streams:
+    """The random numbers a terminal's work is drawn from: `draws` for what it does (transaction
+    types, think times, New-Order's lines), `io` for what its transactions' blocks find (misses,
+    page-cache hits, blocks dirtied)."""
+
+    __slots__ = ("draws", "io")
+    BLOCK = 64   # a terminal's draws a block: ~8 transactions' worth, 1 KB a terminal (4,096 would be 64 KB)
+
+    def __init__(self, decisions: np.random.Generator, io: np.random.Generator | None, block: int | None = None):
+        self.draws = Draws(decisions) if block is None else Draws(decisions, block)
+        self.io = io
+
+    @classmethod
+    def of_terminal(cls, system, index: int, with_io: bool) -> "_Streams":
+        """Terminal `index`'s own streams (its I/O stream only where its transactions do I/O)."""
+        return cls(system.rng("tpcc:terminal", index),
+                   system.rng("tpcc:terminal-io", index) if with_io else None, cls.BLOCK)
 
 
 class _IoPlan:
