@@ -109,7 +109,7 @@ def test_tpcc_users_start_where_steady_state_has_them():
 
     sc = scenario.load(None, {"users": 10, "warehouses": 1}, profile="t5220", workload="tpcc")
     wl = workloads.get("tpcc").Workload(System(sc), sc.params)
-    firsts = [wl._first_transaction() for _ in range(40_000)]
+    firsts = [wl._first_transaction(wl.streams.draws) for _ in range(40_000)]
     total = sum(STANDARD_MIX.values())
     mix = {t: v / total for t, v in STANDARD_MIX.items()}
     think = sum(mix[t] * STANDARD_THINK[t] for t in mix)

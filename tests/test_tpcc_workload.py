@@ -234,7 +234,7 @@ def test_the_path_length_follows_the_instruction_set():
 def test_next_kind_follows_the_mix():
     _, wl = _build()
     n = 40_000
-    drawn = [wl._next_kind() for _ in range(n)]
+    drawn = [wl._next_kind(wl.streams.draws) for _ in range(n)]
     for t in TYPES:
         p = SPEC_MIX[t]
         assert drawn.count(t) / n == pytest.approx(p, abs=4 * math.sqrt(p * (1 - p) / n))
@@ -242,11 +242,11 @@ def test_next_kind_follows_the_mix():
 
 def test_a_type_left_out_of_the_mix_is_never_run():
     _, wl = _build(mix={"new_order": 3.0, "payment": 1.0})
-    drawn = [wl._next_kind() for _ in range(8000)]
+    drawn = [wl._next_kind(wl.streams.draws) for _ in range(8000)]
     assert set(drawn) == {"new_order", "payment"}
     assert drawn.count("new_order") / 8000 == pytest.approx(0.75, abs=0.02)
     _, last = _build(mix={"stock_level": 1.0})
-    assert {last._next_kind() for _ in range(500)} == {"stock_level"}
+    assert {last._next_kind(last.streams.draws) for _ in range(500)} == {"stock_level"}
 
 
 def test_first_transactions_are_those_of_a_user_seen_at_a_random_moment():
@@ -262,7 +262,7 @@ def test_first_transactions_are_those_of_a_user_seen_at_a_random_moment():
     mean_wait = (sum(SPEC_MIX[t] * SPEC_KEYING[t] / C * SPEC_KEYING[t] / 2 for t in TYPES)
                  + sum(SPEC_MIX[t] * SPEC_THINK[t] / C * (SPEC_THINK[t] + mean_keying) for t in TYPES))
     n = 30_000
-    first = [wl._first_transaction() for _ in range(n)]
+    first = [wl._first_transaction(wl.streams.draws) for _ in range(n)]
     for t in TYPES:
         p = p_kind[t]
         assert sum(k == t for k, _ in first) / n == pytest.approx(p, abs=4 * math.sqrt(p * (1 - p) / n))
@@ -276,10 +276,10 @@ def test_first_transactions_are_those_of_a_user_seen_at_a_random_moment():
 
 def test_without_keying_a_first_transaction_is_part_way_through_a_think():
     _, wl = _build(think_time="10 s", keying_time="0 s")
-    waits = np.array([wl._first_transaction()[1] for _ in range(20_000)])
+    waits = np.array([wl._first_transaction(wl.streams.draws)[1] for _ in range(20_000)])
     assert waits.mean() == pytest.approx(10.0, abs=4 * 10.0 / math.sqrt(20_000))   # memoryless
     _, none = _build(think_time="0 s", keying_time="0 s")
-    waits = [none._first_transaction()[1] for _ in range(2000)]
+    waits = [none._first_transaction(none.streams.draws)[1] for _ in range(2000)]
     assert all(0.0 <= w < 0.01 for w in waits) and max(waits) > 0.005
 
 
@@ -855,7 +855,7 @@ def test_without_keying_the_think_under_way_is_length_biased():
     sum mix_j think_j^2 / sum mix_j think_j = 132.72 / 11.36 = 11.68 s (not the mix's 11.36 s)."""
     _, wl = _build(keying_time="0 s")
     n = 100_000
-    waits = np.array([wl._first_transaction()[1] for _ in range(n)])
+    waits = np.array([wl._first_transaction(wl.streams.draws)[1] for _ in range(n)])
     mean = sum(SPEC_MIX[t] * SPEC_THINK[t] ** 2 for t in TYPES) / sum(SPEC_MIX[t] * SPEC_THINK[t] for t in TYPES)
     assert mean == pytest.approx(11.683, abs=0.001)
     assert waits.mean() == pytest.approx(mean, abs=4 * waits.std() / math.sqrt(n))

@@ -161,7 +161,7 @@ class Workload:
         # numbers, synchronised per terminal: a change of timing elsewhere does not reshuffle whose
         # turn a draw is). Behind a TP monitor a request is served by whichever session is free:
         # the streams are shared there, one pair for the whole workload.
-        self.streams = _Streams(system.rng("tpcc"), system.rng("tpcc:io"))
+        self.streams = _Streams(Draws(system.rng("tpcc")), system.rng("tpcc:io"))
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
         self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
         # a user's phases in steady state, weighted by their share of the mean cycle
@@ -258,19 +258,17 @@ class Workload:
         return (STANDARD_KEYING[kind] if p.keying_time is None else p.keying_time,
                 STANDARD_THINK[kind] if p.think_time is None else p.think_time)
 
-    def _next_kind(self, draws: Draws | None = None) -> str:
-        """The type of a terminal's next transaction, by the mix (`draws`: the terminal's; None: the shared)."""
-        draws = draws or self.streams.draws
+    def _next_kind(self, draws: Draws) -> str:
+        """The type of a terminal's next transaction, by the mix."""
         return TYPES[min(bisect.bisect_right(self.cum_mix, draws.uniform()), len(TYPES) - 1)]
 
-    def _first_transaction(self, draws: Draws | None = None) -> tuple[str, float]:
+    def _first_transaction(self, draws: Draws) -> tuple[str, float]:
         """A user's first transaction and the time until it, as a user seen at a random moment
         of steady state is: keying transaction k with odds mix_k x keying_k, its remaining
         keying uniform (keying times are fixed); else thinking after transaction j with odds
         mix_j x think_j, the rest of the think exponential, then keying the next. (Starting
         every user with a whole keying time would hold back every New-Order for 18 s and
         release them together: a transient, and a measured mix off the TPC-C mix.)"""
-        draws = draws or self.streams.draws
         keyings = {t: self._times(t)[0] for t in TYPES}
         if not any(keyings.values()):      # no keying: part-way through a think time
             kind = self._next_kind(draws)
@@ -372,15 +370,15 @@ class _Streams:
     __slots__ = ("draws", "io")
     BLOCK = 64   # a terminal's draws a block: ~8 transactions' worth, 1 KB a terminal (4,096 would be 64 KB)
 
-    def __init__(self, decisions: np.random.Generator, io: np.random.Generator | None, block: int | None = None):
-        self.draws = Draws(decisions) if block is None else Draws(decisions, block)
+    def __init__(self, draws: Draws, io: np.random.Generator | None):
+        self.draws = draws
         self.io = io
 
     @classmethod
     def of_terminal(cls, system, index: int, with_io: bool) -> "_Streams":
         """Terminal `index`'s own streams (its I/O stream only where its transactions do I/O)."""
-        return cls(system.rng("tpcc:terminal", index),
-                   system.rng("tpcc:terminal-io", index) if with_io else None, cls.BLOCK)
+        return cls(Draws(system.rng("tpcc:terminal", index), cls.BLOCK),
+                   system.rng("tpcc:terminal-io", index) if with_io else None)
 
 
 class _IoPlan:
