@@ -203,7 +203,8 @@ def _collect(system: System, result: Result, span: float) -> None:
     if inst.datafiles is not None:   # physical I/O of the datafiles, as AWR's Load Profile shows it
         fs = inst.datafiles
         result.extra.update(physical_reads_per_s=inst.physical_reads / span, physical_writes_per_s=inst.dbwr.writes / span,
-                            os_cache_hits_per_s=fs.cache_hits / span, disk_reads_per_s=fs.reads / span)
+                            os_cache_hits_per_s=fs.cache_hits / span,
+                            disk_reads_per_s=(inst.physical_reads - fs.cache_hits) / span)
     lg = inst.lgwr
     if lg.writes:
         result.extra["commits_per_log_write"] = lg.commits / lg.writes

@@ -262,6 +262,7 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, params: Any, src: So
     for part, (why, keys) in INSTANCE_PARTS.items():
         if part in module.USES and part not in idle:
             continue
+        why = getattr(module, "WHY_NOT", {}).get(part, why)   # a workload may say it in its own terms
         for key in keys:
             given, value = _given(data, key)
             if not given or _built(spec, key) == _default(ScenarioSpec, key):

@@ -534,7 +534,7 @@ def test_the_smallest_buffer_cache_and_log_buffer_load():
     ("sqlldr", {"data_size": "1 GB"}, "database.db_cache", "reads no block through the buffer cache"),
     ("calibrate_io", {}, "database.db_cache", "reads no block through the buffer cache"),
     ("ctas", {}, "os.filesystem", "not through datafiles and DBWR"),
-    ("slob", {"sessions": "4"}, "database.dbwr_max_writes", "not through datafiles and DBWR"),
+    ("slob", {"sessions": "4"}, "database.dbwr_max_writes", "not through datafiles (DBWR writes the blocks"),
 ])
 def test_a_setting_the_workload_never_reads_is_refused(workload, sets, key, fragment):
     value = {"database.parallel.parallel_max_servers": "8", "database.parallel.parallel_degree_policy": "auto",

@@ -127,6 +127,9 @@ def test_smt_window_split_limits_hyperthreading_gain():
     assert rates[2] == pytest.approx(x / mpi / 2 * cpu.clock)
 
 
+PIO_CACHE = {"database.db_cache": "96 MB"}   # SLOB's physical-I/O set-up: the least cache 12c allows, 4 MB x 24 CPUs
+
+
 def _slob(profile, **params):
     sets = {"run.warmup": "0.05 s", "run.batch": "0.05 s", "run.min_batches": "2", "run.max_time": "0.1 s"}
     sets.update({k: str(v) for k, v in params.items()})
@@ -134,12 +137,12 @@ def _slob(profile, **params):
 
 
 def test_slob_direct_path_costs_less_cpu_per_read_and_is_deterministic():
-    sga = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="sga")
-    again = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="sga")
+    sga = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="sga", **PIO_CACHE)
+    again = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="sga", **PIO_CACHE)
     direct = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="direct")
     assert (sga.extra["iops"], sga.events, sga.cpu) == (again.extra["iops"], again.events, again.cpu)
     assert direct.extra["iops_per_db_cpu"] > 1.3 * sga.extra["iops_per_db_cpu"]
-    # every read of a schema far larger than the (absent) cache is physical: one wait per read
+    # every read of a schema far larger than the cache is physical: one wait per read
     ev = {e["event"]: e for e in sga.top_events}
     reads = sga.extra["iops"] * sga.measured_time
     assert ev["db file sequential read"]["waits"] == pytest.approx(reads, rel=0.01)
@@ -149,9 +152,33 @@ def test_slob_direct_path_costs_less_cpu_per_read_and_is_deterministic():
 
 
 def test_slob_runs_on_any_profile_and_commits_updates():
-    r = _slob("t5220", sessions=4, update_pct=50, schema_size="100 GB")   # (the 1 TB default fills no T5220 volume)
+    r = _slob("t5220", sessions=4, update_pct=50, schema_size="100 GB",   # (the 1 TB default fills no T5220 volume)
+              **{"database.db_cache": "256 MB", "run.max_time": "3 s"})
     assert r.status == "ok" and r.extra["iops"] > 0
     assert any(e["event"] == "log file sync" for e in r.top_events)
+    # the changed blocks leave the cache dirty and DBWR writes them (in batches of up to 512: lumpy in 3 s)
+    assert 0 < r.extra["physical_writes_per_s"] <= 0.5 * r.throughput_per_s * 1.1
+    assert r.extra["physical_reads_per_s"] == pytest.approx(r.extra["iops"], rel=0.01)
+    assert r.extra["disk_reads_per_s"] == r.extra["physical_reads_per_s"]
+
+
+def test_slob_updates_hand_dbwr_the_buffers_they_dirty():
+    """A 1 GB cache over a 4 GB schema (hit 0.25), UPDATE_PCT 50: an update finds its buffer clean, and hands
+    DBWR one more to write, with odds (1 - h) / (1 - h (1 - u)) = 0.857; all cached: no DBWR, nothing written.
+    DBWR writes the datafiles' device: a schema elsewhere is refused."""
+    from workloads import slob
+    assert slob.dirtying_share(0.0, 0.3) == 1.0 and slob.dirtying_share(1.0, 0.3) == 0.0
+    assert slob.dirtying_share(0.25, 0.5) == pytest.approx(0.75 / 0.875)
+    job = _slob_job(sessions=8, schema_size="4 GB", update_pct=50, until=0.5, **{"database.db_cache": "1 GB"})
+    dbwr, commits = job.instance.dbwr, job.instance.lgwr.commits
+    assert commits > 2000
+    assert dbwr.dirtied_total / commits == pytest.approx(slob.dirtying_share(0.25, 0.5), abs=0.03)
+    assert dbwr.writes > 0 and dbwr.written_total <= dbwr.dirtied_total
+    cached = _slob_job(sessions=8, schema_size="4 GB", update_pct=50, until=0.05)
+    assert cached.instance.dbwr is None and cached.instance.lgwr.commits > 0
+    with pytest.raises(ConfigError, match=r"params\.device: got 'internal'; expected the datafiles' device, array"):
+        scenario.load(None, {"sessions": "4", "update_pct": "10", "schema_size": "10 GB", "device": "internal",
+                             "database.db_cache": "256 MB"}, profile="t5220", workload="slob")
 
 
 def test_slob_refuses_bad_input():
@@ -355,10 +382,10 @@ def _slob_job(profile="xeon-e5-2643v3-2s", until=0.05, **params):
     return job
 
 
-@pytest.mark.parametrize("cache, hit", [(None, 0.0), ("1 GB", 0.25), ("8 GB", 1.0)])
+@pytest.mark.parametrize("cache, hit", [(None, 1.0), ("1 GB", 0.25), ("8 GB", 1.0)])
 def test_slob_hits_the_cache_at_cache_over_schema_and_counts_its_reads_and_physical_reads(cache, hit):
-    """Uniform reads over a 4 GB schema: the LRU hit ratio is cache/schema (capped at 1; no cache: every read
-    is physical); the workload counts its operations (logical reads, finished) and apart the physical reads,
+    """Uniform reads over a 4 GB schema: the LRU hit ratio is cache/schema (capped at 1; no db_cache: the
+    schema is all cached, as the setting says); the workload counts its operations (logical reads, finished) and apart the physical reads,
     one 'db file sequential read' each."""
     sets = {"sessions": 8, "schema_size": "4 GB"}
     if cache:
@@ -444,8 +471,8 @@ def test_slob_latches_are_sized_as_oracle_sizes_them_and_the_schema_lives_on_the
     rate = system.single_strand_rate()
     assert job.paths.cbc.hold == pytest.approx(400.0 / rate + xfer, rel=1e-12)
     assert job.paths.lru.hold == pytest.approx(800.0 / rate + xfer, rel=1e-12)
-    nocache = _slob_job(sessions=1, until=0.0, schema_size="4 GB")
-    assert nocache.paths.cbc.children == cbc_children(1.0) == 1
+    cached = _slob_job(sessions=1, until=0.0, schema_size="4 GB")   # no db_cache: a cache that holds the schema
+    assert cached.paths.cbc.children == cbc_children(4 * 2**30 / 8192) == 32768
     spec = job.system.profile
     assert job.paths.cbc.spin_time == pytest.approx(2000 * 10.0 / spec.cpu.clock)
     t = _slob_job(profile="t5220", sessions=1, until=0.0, schema_size="4 GB")

@@ -34,7 +34,7 @@ CASES = [
     ("users that think longer, far from saturation", "t5220", "tpcc",
      {"users": 16, "keying_time": "0 s"}, "think_time", "50 ms", "200 ms", "tpm", -1),
     ("faster drives under SLOB's random reads", "t5220", "slob",
-     {"sessions": 32, "schema_size": "20 GB", "device": "array"},
+     {"sessions": 32, "schema_size": "20 GB", "device": "array", "database.db_cache": "256 MB"},
      "hardware.storage.disk_groups.array.disk.rpm", "10000 rpm", "15000 rpm", "iops", +1),
     ("twice the drives in the UE10000's stripe under CALIBRATE_IO", "ue10000", "calibrate_io",
      {"num_physical_disks": 8, "database_size": "5 GB", "device": "data", "level_time": "0.2 s"},

@@ -1,15 +1,20 @@
 """SLOB: sessions doing random single-block reads over a schema far larger than the SGA.
 
 Each session loops over random blocks of its schema with no think time. With
-read_path 'sga' every block goes through the buffer cache (db file sequential read); the
-schema is far larger than the cache and access is uniform, so the LRU hit ratio is
-cache/schema (exact for uniform independent references) and essentially every read is
-physical. With read_path 'direct' (SLOB's full-scan trick: serial direct path reads of
-single blocks) blocks go to the PGA with asynchronous I/O slots and no shared-cache work.
+read_path 'sga' every block goes through the buffer cache (db file sequential read); access
+is uniform, so the LRU hit ratio is cache/schema (exact for uniform independent references):
+with SLOB's physical-I/O set-up, a schema far larger than database.db_cache, essentially
+every read is physical; without database.db_cache the schema is all cached, as the setting
+says for every workload (SLOB's LIO test: reads at CPU speed with no I/O). With read_path
+'direct' (SLOB's full-scan trick: serial direct path reads of single blocks) blocks go to the
+PGA with asynchronous I/O slots and no shared-cache work.
 UPDATE_PCT of the operations modify the block they read (always through the SGA: direct
-path never updates) and commit (LGWR, log file sync).
-Throughput counts operations (logical reads), IOPS the physical ones: a schema the cache
-holds is SLOB's LIO test, reads at CPU speed with no I/O.
+path never updates) and commit (LGWR, log file sync). A changed buffer is written by DBWR
+once it leaves the cache (sim/db/dbwr.py, to the datafiles' device, which must hold the schema), so an
+update hands DBWR a dirty buffer unless it finds its buffer dirty already (updated since it
+was read in: see dirtying_share); a read that needs a free buffer waits for DBWR when it is
+behind (free buffer waits). A cache that holds the schema has no DBWR here, as for tpcc.
+Throughput counts operations (logical reads), IOPS the physical ones.
 
 What a read costs comes from sim/db/physical_io.py; the workload supplies instructions:
 
@@ -37,6 +42,7 @@ import numpy as np
 from sim.config import Source, param
 from sim.db.latches import (CBC_INSTRUCTIONS, CYCLES_PER_SPIN, LINES_PER_GET, LRU_INSTRUCTIONS, SPIN_COUNT,
                             LatchFamily, cbc_children, line_transfer, lru_children)
+from sim.db.instance import data_device as instance_data_device
 from sim.db.physical_io import AsyncReader, ReadCosts, ReadPaths
 from workloads.batch import check_fits
 from workloads.tpcc import run_server_code
@@ -50,8 +56,12 @@ ASYNC_IO_INSTRUCTIONS = 15_000.0  # estimate: io_submit + io_getevents + block l
 
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): UPDATE_PCT commits; read_path
-# sga reads through the buffer cache (its own read path, not DBWR's datafiles).
+# sga reads through the buffer cache (its own read path, not through the datafiles).
 USES = ("redo", "buffer_cache", "cpu_count")
+# Why the datafile settings are refused (sim/scenario.py): the reads do not go through them, and DBWR, which
+# writes what updates change, runs with its defaults.
+WHY_NOT = {"datafiles": "reads its schema on a path of its own, not through datafiles (DBWR writes the blocks "
+                        "its updates change with its default settings)"}
 
 
 def idle(params) -> dict[str, str]:
@@ -98,6 +108,14 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     names = profile.storage.device_names()
     if params.device is not None and params.device not in names:
         raise src.at("params").at("device").bad(params.device, "one of the profile's devices: " + ", ".join(names))
+    db = spec.database
+    if params.update_pct > 0 and db.db_cache is not None:   # DBWR writes the changed blocks to the datafiles' device
+        schema, files = data_device(profile, params.device), instance_data_device(db, names)
+        if files != schema:
+            raise src.at("params").at("device").bad(
+                schema, f"the datafiles' device, {files} (the profile's first): with update_pct and a "
+                f"database.db_cache, DBWR writes the blocks updates change there (give params.device: {files}, "
+                f"or update_pct: 0)")
     check_data_fits(spec, profile, params.device, params.schema_size, "schema_size", src)
     if params.read_path == "sga" and params.direct_io_slots != Params.direct_io_slots:   # and nothing would use it
         raise src.at("params").at("direct_io_slots").bad(
@@ -110,7 +128,7 @@ def build_read_paths(system, device_name: str, schema_size: float, rng_name: str
     profile, spec = system.profile, system.scenario.spec.database
     cpu, mem = profile.cpu, profile.memory
     block = spec.block_size
-    cache = spec.db_cache if spec.db_cache is not None else 0.0
+    cache = spec.db_cache if spec.db_cache is not None else schema_size   # omitted: the schema is all cached
     hit = min(1.0, cache / schema_size) if schema_size > 0 else 1.0
     buffers = max(cache / block, 1.0)
     rate = system.single_strand_rate()
@@ -147,6 +165,17 @@ def io_report(system, paths: ReadPaths, reads: int, span: float, wait_event: str
     return out
 
 
+def dirtying_share(hit: float, update: float) -> float:
+    """The share of updates that find their buffer clean, so that DBWR has one more buffer to write.
+    Uniform references under LRU: a block is read in by a miss and then hit a geometric number of
+    times (mean hit / (1 - hit)); it is written once if any of those accesses, each an update with
+    odds `update`, changed it. Writes per access (1 - hit) update / (1 - hit + hit update), so per
+    update (1 - hit) / (1 - hit (1 - update)): 1 when nothing is cached, 0 when all is."""
+    if update <= 0.0:
+        return 0.0
+    return (1.0 - hit) / (1.0 - hit * (1.0 - update)) if hit < 1.0 else 0.0
+
+
 class Workload:
     kind = "steady"
     primary = "iops"
@@ -173,6 +202,7 @@ class Workload:
         paths, p = self.paths, self.params
         yield self.env.timeout(rng.uniform(0.0, 1e-3))   # sessions log on over a millisecond
         update = p.update_pct / 100.0
+        dirtying = dirtying_share(paths.hit_ratio, update)
         while True:
             is_update = update > 0.0 and rng.random() < update
             physical = yield from paths.sga_read(session, UPDATE_INSTRUCTIONS if is_update else 0.0)
@@ -180,6 +210,8 @@ class Workload:
             if physical:
                 self.physical += 1
             if is_update:
+                if rng.random() < dirtying:
+                    session.dirtied(1)
                 yield from session.commit(UPDATE_REDO)
 
     def _direct(self, session, rng):

@@ -77,9 +77,13 @@ class ReadPaths:
                 yield from self._sleep(self.lru, sleep2)
         yield session.cpu(work + spin * self.strand_rate, self.costs.sys_share)
         if physical:
+            inst = self.instance
+            if inst.dbwr is not None:   # the block needs a free buffer: wait for DBWR if it is behind
+                yield from inst.dbwr.free_buffer()
             start = self.env.now
             yield self.device.submit("read", self.block_size)
-            self.instance.waits.add("db file sequential read", self.env.now - start)
+            inst.waits.add("db file sequential read", self.env.now - start)
+            inst.physical_reads += 1   # AWR's physical reads, as Session.read_block counts them
             self.physical_reads += 1
         return physical
 
