@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from sim.config import OltpsimError, declared, dotted, format_setting
 from sim.result import Result
 
@@ -62,6 +64,10 @@ def _changed_settings(r: Result) -> list[tuple[str, str]]:
     return out
 
 
+def _interval(r) -> bool:
+    return r.tpm_half_width is not None and math.isfinite(r.tpm_half_width)
+
+
 def _short_of_target(r) -> str:
     """Say so when a steady run stopped at run.max_time with its interval wider than its target: the
     figure is then as precise as the printed interval, not as the target asked (and a run of a
@@ -69,6 +75,8 @@ def _short_of_target(r) -> str:
     target = r.inputs.get("run.target_half_width")
     if not target or not r.tpm or r.tpm_half_width is None or r.tpm_half_width / r.tpm <= target:
         return ""
+    if not math.isfinite(r.tpm_half_width):   # one batch: no spread to estimate an interval from
+        return f"   [stopped at run.max_time {r.measured_time:g} s after one batch: no interval; run longer for one]"
     return (f"   [stopped at run.max_time {r.measured_time:g} s: ±{100 * r.tpm_half_width / r.tpm:.1f}%, "
             f"not the {100 * target:g}% target]")
 
@@ -87,20 +95,25 @@ def summary(r: Result) -> str:
                      f"a longer run.max_time (or shorter think/keying times) gives a figure")
     elif r.tpm is not None:
         if "iops_per_db_cpu" in r.extra:   # SLOB's operations are block reads, not transactions: LIOPS
-            hw = f" ± {r.tpm_half_width / 60.0:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
+            hw = f" ± {r.tpm_half_width / 60.0:,.0f} (95% CI)" if _interval(r) else ""
             lines.append(f"throughput: {r.throughput_per_s:,.0f} logical reads/s{hw}{_short_of_target(r)}")
         else:
-            hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if r.tpm_half_width is not None else ""
-            lines.append(f"throughput: {r.tpm:,.0f} TPM{hw}   ({r.throughput_per_s:,.1f} tx/s){_short_of_target(r)}")
+            hw = f" ± {r.tpm_half_width:,.0f} (95% CI)" if _interval(r) else ""
+            # TPC-C's own figure counts New-Orders only (tpmC, about 45% of all transactions)
+            tpmc = f"   tpmC (New-Order) {r.extra['new_order_tpm']:,.0f}" if "new_order_tpm" in r.extra else ""
+            lines.append(f"throughput: {r.tpm:,.0f} TPM{' (all types)' if tpmc else ''}{hw}   "
+                         f"({r.throughput_per_s:,.1f} tx/s){tpmc}"
+                         f"{_short_of_target(r)}")
     if r.elapsed is not None:
         h, rem = divmod(r.elapsed, 3600)
         m, s = divmod(rem, 60)
         lines.append(f"elapsed: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
     x = r.extra
     if "iops_per_db_cpu" in x:  # physical-I/O workloads (SLOB, CALIBRATE_IO): the cost of an I/O in CPU
+        reads = (f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms" if x["iops"] > 0 else
+                 "no physical read (the buffer cache holds the schema)")
         lines.append(f"I/O: {x['iops']:,.0f} IOPS   {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s   "
-                     f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   "
-                     f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
+                     f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   {reads}")
     lines.append(f"cpu (vmstat): r {r.run_queue:.1f}  us {r.cpu_usr:.0f}  sy {r.cpu_sys:.0f}  id {r.cpu_idle:.0f}")
     if r.core_utilisation:
         cu = r.core_utilisation
