@@ -22,7 +22,7 @@ _log = math.log
 class Tally:
     """Count, mean, variance and percentiles (to 2%) of observed values (seconds)."""
 
-    __slots__ = ("n", "total", "total_sq", "hist", "max")
+    __slots__ = ("n", "total", "total_sq", "hist", "max", "min")
 
     def __init__(self):
         self.reset()
@@ -31,6 +31,7 @@ class Tally:
         self.n = 0
         self.total = self.total_sq = 0.0
         self.max = 0.0
+        self.min = math.inf
         self.hist = [0] * _H_BINS  # a list: numpy item updates cost more than the whole add
 
     def add(self, x: float) -> None:
@@ -39,6 +40,8 @@ class Tally:
         self.total_sq += x * x
         if x > self.max:
             self.max = x
+        if x < self.min:
+            self.min = x
         if x <= _H_MIN:
             self.hist[0] += 1
         else:
@@ -54,10 +57,14 @@ class Tally:
             return float("nan")
         target = q / 100.0 * self.n
         cum = np.cumsum(np.asarray(self.hist, dtype=np.int64))
-        i = int(np.searchsorted(cum, target, side="left"))
-        if i == 0:
-            return _H_MIN
-        return min(_H_MIN * _H_RATIO ** (i - 0.5), self.max)
+        i = min(int(np.searchsorted(cum, target, side="left")), _H_BINS - 1)
+        # within its 2% bin, spread the bin's values evenly between its edges, cut to the values seen:
+        # a nearly constant time then has percentiles about its mean, not a bin middle below it
+        lo = max(_H_MIN * _H_RATIO ** (i - 1) if i else 0.0, self.min)
+        hi = min(_H_MIN * _H_RATIO ** i, self.max)   # (the last bin also holds what lies past it: taken as 2% too)
+        below = int(cum[i - 1]) if i else 0
+        share = (target - below - 0.5) / self.hist[i] if self.hist[i] else 0.5   # mid-ranks: 1 value, the middle
+        return lo + min(max(share, 0.0), 1.0) * max(hi - lo, 0.0)
 
 
 class Level:

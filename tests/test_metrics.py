@@ -51,7 +51,14 @@ def test_tally_percentile_never_exceeds_the_max_and_handles_the_ends():
     tiny = Tally()
     tiny.add(0.0)
     tiny.add(1e-9)
-    assert tiny.hist[0] == 2 and tiny.percentile(50) == pytest.approx(1e-7)
+    assert tiny.hist[0] == 2 and 0.0 <= tiny.percentile(50) <= 1e-9      # within the values seen
+    # a nearly constant time (one 2% bin): its percentiles stay among its values and in order about
+    # the mean, not at the bin's middle below it (a stock_level p99 had printed under its mean)
+    flat = Tally()
+    for v in np.linspace(0.06580, 0.06600, 501):
+        flat.add(float(v))
+    assert flat.min <= flat.percentile(50) <= flat.mean <= flat.percentile(90) <= flat.percentile(99) <= flat.max
+    assert flat.percentile(50) == pytest.approx(flat.mean, rel=1e-3)
     huge = Tally()
     huge.add(1e9)                          # past the last bin (~28 h): counted in it, not lost
     assert huge.hist[-1] == 1 and huge.percentile(50) <= 1e9
@@ -63,12 +70,12 @@ def test_tally_percentile_never_exceeds_the_max_and_handles_the_ends():
     for _ in range(3):
         top.add(100_000.0)
     top.add(1e6)
-    assert top.percentile(50) == pytest.approx(100_000.0, rel=0.0101)
+    assert top.percentile(50) == pytest.approx(100_000.0, rel=0.0201)   # within its 2% bin
     two = Tally()
     two.add(0.001)
     two.add(0.1)
-    assert two.percentile(50) == pytest.approx(0.001, rel=0.0101)   # half the mass reached at 1 ms
-    assert two.percentile(51) == pytest.approx(0.1, rel=0.0101)
+    assert two.percentile(50) == pytest.approx(0.001, rel=0.0201)   # half the mass reached at 1 ms (its bin)
+    assert two.percentile(51) == pytest.approx(0.1, rel=0.0201)
 
 
 def test_level_is_the_area_under_the_curve_over_the_span():
