@@ -61,8 +61,10 @@ def test_the_file_system_run_shows_its_cache_lock_and_memory_account(ue10000):
     assert f"write-held {x['file_lock_write_held_pct']:.1f}% of the time" in text
     assert f"page cache {x['memory']['page_cache_mb']:,.0f}" in text
     assert row["extra.memory.page_cache_mb"] == x["memory"]["page_cache_mb"]
-    # the account adds up: what is committed and the page cache fit in RAM (no overcommit here)
-    assert x["memory"]["committed_mb"] + x["memory"]["page_cache_mb"] <= x["memory"]["ram_mb"] + 1e-6
+    # the account adds up to RAM: what is committed, the scanner's free reserve and the page cache (no overcommit)
+    m = x["memory"]
+    assert m["committed_mb"] + m["free_reserve_mb"] + m["page_cache_mb"] == pytest.approx(m["ram_mb"], rel=1e-12)
+    assert f"free reserve {m['free_reserve_mb']:,.0f}" in text
 
 
 def test_inputs_record_the_database_and_os_settings(ue10000):

@@ -115,7 +115,10 @@ class VirtualMemory:
         out = {"ram_mb": self.ram * mb, "swap_mb": self.swap * mb, "kernel_mb": self.kernel * mb}
         out.update({f"{k}_mb": v * mb for k, v in self.shared.items()})
         out.update({f"{k}_mb": n * p * mb for k, (n, p, _w) in self.kinds.items()})
-        out.update({"committed_mb": self.committed() * mb, "page_cache_mb": self.page_cache_size() * mb,
+        # committed + the scanner's free reserve + page cache = RAM (unless committed overruns it)
+        reserve = min(FREE_RESERVE_SHARE * self.ram, max(0.0, self.ram - self.committed()))
+        out.update({"committed_mb": self.committed() * mb, "free_reserve_mb": reserve * mb,
+                    "page_cache_mb": self.page_cache_size() * mb,
                     "overcommit_mb": self.overcommit() * mb,
                     "working_set_paged_out_pct": 100.0 * self.working_set_out()})
         return out
