@@ -137,9 +137,12 @@ def full(r: Result) -> str:
         parts.append("Response time (ms)\n" + table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
     if r.top_events:
         rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",
-                 "" if e["avg_ms"] is None else f"{e['avg_ms']:.2f}", f"{e['pct_db_time']:.1f}"]
+                 "" if e["avg_ms"] is None else f"{e['avg_ms']:.2f}", f"{e['pct_call_time']:.1f}"]
                 for e in r.top_events[:5]]
-        parts.append("Top 5 timed events (AWR-like)\n" + table(["event", "waits", "time (s)", "avg wait (ms)", "% DB time"], rows))
+        # the share of DB CPU plus waits, as 10g AWR's "% Total Call Time": time a session spends runnable on the
+        # run queue is in neither, so a CPU-starved system shows it in vmstat's r, not here
+        parts.append("Top 5 timed events (AWR-like; % of DB CPU + wait time, as AWR's % Total Call Time)\n"
+                     + table(["event", "waits", "time (s)", "avg wait (ms)", "% call time"], rows))
     if r.devices:
         rows = [[n, f"{d['iops']:,.0f}", f"{d['mb_per_s']:.1f}", f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}",
                  f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]

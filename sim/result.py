@@ -80,7 +80,7 @@ class Result:
         if self.strand_utilisation:
             row["strand_utilisation_mean"] = sum(self.strand_utilisation) / len(self.strand_utilisation)
         for ev in self.top_events[:5]:
-            for k in ("waits", "time_s", "avg_ms", "pct_db_time"):
+            for k in ("waits", "time_s", "avg_ms", "pct_call_time"):
                 row[f"wait.{ev['event']}.{k}"] = ev[k]
         for t, r in self.response.items():
             for k, v in r.items():

@@ -182,14 +182,15 @@ def _collect(system: System, result: Result, span: float) -> None:
     instructions = cpu.instructions_retired()
     result.extra["instructions_per_s"] = instructions / span
     result.extra.update(system.memory.report(busy, instructions))
-    # AWR: top timed events, with CPU as "DB CPU" (busy strand time, foreground and background)
+    # AWR: top timed events, with CPU as "DB CPU" (busy strand time, foreground and background), each as a share
+    # of CPU + waits ("% Total Call Time"; run-queue time is in neither, as in AWR)
     events = [{"event": name, "waits": st.waits, "time_s": st.time,
                "avg_ms": 1000.0 * st.time / st.waits if st.waits else 0.0}
               for name, st in inst.waits.events.items()]
     events.append({"event": "DB CPU", "waits": None, "time_s": busy, "avg_ms": None})
     total = sum(e["time_s"] for e in events) or 1.0
     for e in events:
-        e["pct_db_time"] = 100.0 * e["time_s"] / total
+        e["pct_call_time"] = 100.0 * e["time_s"] / total
     result.top_events = sorted(events, key=lambda e: -e["time_s"])
     for name, dev in system.devices.items():
         disks = getattr(dev, "disks", [dev])

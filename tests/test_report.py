@@ -46,9 +46,9 @@ def test_top_events_and_response_percentiles_are_columns(ue10000):
     r, text, row = ue10000
     for e in r.top_events[:5]:
         assert row[f"wait.{e['event']}.time_s"] == e["time_s"]
-        assert row[f"wait.{e['event']}.pct_db_time"] == e["pct_db_time"]
+        assert row[f"wait.{e['event']}.pct_call_time"] == e["pct_call_time"]
         assert f"{e['time_s']:,.1f}" in text
-    assert sum(row[f"wait.{e['event']}.pct_db_time"] for e in r.top_events) == pytest.approx(100.0)
+    assert sum(row[f"wait.{e['event']}.pct_call_time"] for e in r.top_events) == pytest.approx(100.0)
     for t, v in r.response.items():
         assert row[f"rt.{t}.p90"] == v["p90"] and row[f"rt.{t}.count"] == v["count"]
 
@@ -121,7 +121,7 @@ def test_sweep_metric_check_knows_every_figure_a_run_flattens():
 
     r = Result("l", "p", "tpcc", {"users": 8}, tpm=1.0, elapsed=2.0, core_utilisation=[0.5],
                strand_utilisation=[0.25], top_events=[{"event": "log file sync", "waits": 1, "time_s": 0.1,
-                                                       "avg_ms": 100.0, "pct_db_time": 5.0}],
+                                                       "avg_ms": 100.0, "pct_call_time": 5.0}],
                response={"new_order": {"mean": 0.1}}, devices={"array": {"iops": 9.0}}, extra={"iops": 5.0})
     row = r.flat()
     assert all(f in row for f in FIGURES), [f for f in FIGURES if f not in row]
@@ -234,9 +234,9 @@ def _steady_result() -> Result:
         label="demo", profile="t5220", workload="tpcc", inputs={"params.users": 16, "run.target_half_width": 0.01},
         tpm=123456.0, throughput_per_s=2057.6, tpm_half_width=2469.1, cpu_idle=62.5, cpu_usr=30.0, cpu_sys=7.5,
         run_queue=0.25, core_utilisation=[50.0, 30.0], strand_utilisation=[100.0, 50.0, 25.0, 0.0, 75.0, 25.0, 25.0, 0.0],
-        top_events=[{"event": "DB CPU", "waits": None, "time_s": 30.0, "avg_ms": None, "pct_db_time": 60.0},
-                    {"event": "log file sync", "waits": 10000, "time_s": 20.0, "avg_ms": 2.0, "pct_db_time": 40.0}]
-        + [{"event": f"minor {i}", "waits": 1, "time_s": 0.0, "avg_ms": 0.0, "pct_db_time": 0.0} for i in range(4)],
+        top_events=[{"event": "DB CPU", "waits": None, "time_s": 30.0, "avg_ms": None, "pct_call_time": 60.0},
+                    {"event": "log file sync", "waits": 10000, "time_s": 20.0, "avg_ms": 2.0, "pct_call_time": 40.0}]
+        + [{"event": f"minor {i}", "waits": 1, "time_s": 0.0, "avg_ms": 0.0, "pct_call_time": 0.0} for i in range(4)],
         response={"new_order": {"count": 1000, "mean": 0.0123, "p50": 0.011, "p90": 0.02, "p99": 0.031}},
         devices={"array": {"iops": 1234.4, "mb_per_s": 9.64, "util_pct": 41.6, "avg_service_ms": 0.337,
                            "avg_response_ms": 1.254},
@@ -276,14 +276,14 @@ transaction  count   mean    p50    p90    p99
 -----------  -----  -----  -----  -----  -----
 new_order    1,000  12.30  11.00  20.00  31.00
 
-Top 5 timed events (AWR-like)
-event           waits  time (s)  avg wait (ms)  % DB time
--------------  ------  --------  -------------  ---------
-DB CPU                     30.0                      60.0
-log file sync  10,000      20.0           2.00       40.0
-minor 0             1       0.0           0.00        0.0
-minor 1             1       0.0           0.00        0.0
-minor 2             1       0.0           0.00        0.0
+Top 5 timed events (AWR-like; % of DB CPU + wait time, as AWR's % Total Call Time)
+event           waits  time (s)  avg wait (ms)  % call time
+-------------  ------  --------  -------------  -----------
+DB CPU                     30.0                        60.0
+log file sync  10,000      20.0           2.00         40.0
+minor 0             1       0.0           0.00          0.0
+minor 1             1       0.0           0.00          0.0
+minor 2             1       0.0           0.00          0.0
 
 Devices (iostat-like)
 device   IOPS  MB/s  %b  svc_t (ms)  wait+svc (ms)

@@ -184,7 +184,7 @@ def test_a_steady_run_accounts_its_time_events_batches_and_cpu():
     busy = (100.0 - r.cpu_idle) / 100.0 * 64 * r.measured_time
     db_cpu = next(e for e in r.top_events if e["event"] == "DB CPU")
     assert db_cpu["time_s"] == pytest.approx(busy) and db_cpu["waits"] is None
-    assert sum(e["pct_db_time"] for e in r.top_events) == pytest.approx(100.0)
+    assert sum(e["pct_call_time"] for e in r.top_events) == pytest.approx(100.0)
     times = [e["time_s"] for e in r.top_events]
     assert times == sorted(times, reverse=True)          # AWR's order: the most time first
     for e in r.top_events:
