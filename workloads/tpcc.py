@@ -353,6 +353,7 @@ class Workload:
         return {
             "memory": self.system.vm.describe(),
             "sga_mb": self.instance.sga_size(self.warehouses * WAREHOUSE_BYTES) / 2**20,
+            "warehouses": self.warehouses,   # as run (params.warehouses omitted: users / 10)
             "throughput_per_s": per_s,
             "tpm": per_s * 60.0,
             "new_order_tpm": self.response["new_order"].n / span * 60.0,

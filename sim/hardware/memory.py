@@ -133,6 +133,7 @@ class MemorySystem:
         if instructions > 0.0:
             cpi = busy_strand_seconds * spec.clock / instructions
             stall = self.mpi * lat * spec.clock / spec.mlp
+            # (other: what is left, never below 0: the sum can come out -1e-13 below)
             out.update({"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
-                        "cpi_other": cpi - spec.cpi_issue - stall, "data_stall_share_pct": 100.0 * stall / cpi})
+                        "cpi_other": max(0.0, cpi - spec.cpi_issue - stall), "data_stall_share_pct": 100.0 * stall / cpi})
         return out
