@@ -147,7 +147,12 @@ def full(r: Result) -> str:
         rows = [[n, f"{d['iops']:,.0f}", f"{d['mb_per_s']:.1f}", f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}",
                  f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]
         if rows:
-            parts.append("Devices (iostat-like)\n" + table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows))
+            text = "Devices (iostat-like)\n" + table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows)
+            # a mirrored or RAID5 write, or a striped I/O split over drives, is several drive operations
+            notes = [f"  {n}: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s; "
+                     f"svc_t and %b are the drives'" for n, d in r.devices.items()
+                     if d["iops"] > 0 and abs(d.get("drive_ops_per_s", d["iops"]) / d["iops"] - 1.0) > 0.01]
+            parts.append("\n".join([text, *notes]))
     parts += [p for p in (_calibration(r.extra), _load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
     if r.core_utilisation:
         rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]

@@ -200,6 +200,7 @@ def _collect(system: System, result: Result, span: float) -> None:
             "util_pct": 100.0 * sum(d.util.mean() for d in disks) / len(disks),
             "avg_service_ms": 1000.0 * sum(d.service.total for d in disks) / n if n else 0.0,
             "avg_response_ms": 1000.0 * sum(d.response.total for d in disks) / n if n else 0.0,
+            "drive_ops_per_s": n / span,
         }
     if inst.datafiles is not None:   # physical I/O of the datafiles, as AWR's Load Profile shows it
         fs = inst.datafiles
