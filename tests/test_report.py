@@ -333,3 +333,18 @@ Parallel: DOP 32   PX servers started 64   peak busy 60   statements queued 1   
 def test_the_full_report_of_a_known_result_reads_exactly_so(make, expected):
     said = [line.rstrip() for line in report.full(make()).splitlines()]
     assert said == expected.splitlines()
+
+
+def test_a_mirrored_device_reports_drive_operations_that_make_its_busy_share():
+    """ASM normal redundancy writes every block to two drives: the device's I/Os are fewer than its drive
+    operations, and it is the drive operations times their service time that make %b (utilisation law)."""
+    sc = scenario.load(None, {"users": 64, "think_time": "0 s", "keying_time": "0 s", "database.db_cache": "100 MB",
+                              "run.warmup": "1 s", "run.batch": "0.5 s", "run.min_batches": "2", "run.max_time": "2 s"},
+                       profile="t5220", workload="tpcc")
+    r = run(sc)
+    d = r.devices["array"]
+    drives = sc.profile.storage.disk_groups["array"].count
+    assert d["drive_ops_per_s"] > 1.2 * d["iops"]                       # mirrored writes
+    assert d["drive_ops_per_s"] * d["avg_service_ms"] / 1000.0 / drives == pytest.approx(d["util_pct"] / 100.0, rel=0.05)
+    assert f"array: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s" \
+        in report.full(r)
