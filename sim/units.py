@@ -55,17 +55,13 @@ def parse(value: object, kind: str) -> float:
         raise KeyError(f"unknown quantity kind {kind!r}")
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise UnitError(expected(kind))
-    if not isinstance(value, str):
-        if kind == "fraction":
-            return float(value)
+    if not isinstance(value, str):   # a fraction too: 5 could mean 5% or 500%
         raise UnitError(f"missing unit: {expected(kind)}")
     match = _QUANTITY.match(value)
     if not match:
         raise UnitError(expected(kind))
     number, unit = float(match.group(1)), (match.group(2) or "").strip()
     if not unit:
-        if kind == "fraction":
-            return number
         raise UnitError(f"missing unit: {expected(kind)}")
     factor = _UNITS[kind].get(unit)
     if factor is None:

@@ -357,9 +357,19 @@ def test_a_whole_hardware_section_left_empty_is_no_what_if():
 @pytest.mark.parametrize("key, value, shown", [
     ("database.db_cache", "1e999 GB", "'1e999 GB'"), ("database.redo_log_size", "1e400 TB", "'1e400 TB'"),
     ("database.lgwr_sys_share", ".nan", "nan"), ("database.lgwr_instructions_per_write", ".inf", "inf"),
-    ("run.target_half_width", ".inf", "inf"), ("run.target_half_width", ".nan", "nan")])
+    ("run.target_half_width", "1e999%", "'1e999%'")])
 def test_infinite_and_nan_numbers_are_refused(key, value, shown):
     _refused(key, f"got {shown}", "finite", **{"users": "8", key: value})
+
+
+@pytest.mark.parametrize("value, shown", [("5", "5"), ("0.05", "0.05"), ("0", "0"), (".inf", "inf"), ("'5'", "'5'")])
+def test_a_fraction_without_its_unit_is_refused(value, shown):
+    # 5 ran as 500% and 0.05 as 5%, while 0 was refused as 'a positive fraction with a unit': a bare
+    # number is refused here as for every other quantity
+    _refused("run.target_half_width", f"got {shown} (missing unit)", 'expected a fraction with a unit, like "40%"',
+             **{"users": "8", "run.target_half_width": value})
+    sc = scenario_mod.load(None, {"users": "8", "run.target_half_width": "5%"}, profile="t5220", workload="tpcc")
+    assert sc.spec.run.target_half_width == pytest.approx(0.05)
 
 
 def test_direct_io_slots_are_refused_on_the_buffered_path():

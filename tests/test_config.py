@@ -101,6 +101,7 @@ def test_a_printed_quantity_reads_back_as_itself_to_four_digits(kind, value):
 @pytest.mark.parametrize("value, kind, fragment", [
     ("8", "size", "missing unit"), (8, "size", "missing unit"), ("8 XB", "size", "unknown unit 'XB'"),
     ("fast", "time", "a time with a unit"), ("1.4 Ghz", "frequency", "unknown unit 'Ghz'"), (True, "time", "a time with a unit"),
+    ("5", "fraction", "missing unit"), (0.05, "fraction", "missing unit"),
 ])
 def test_units_refuse(value, kind, fragment):
     with pytest.raises(units.UnitError, match=fragment):
