@@ -299,11 +299,66 @@ def what_it_is(value: Any) -> str:
     return f"{value!r}" if not isinstance(value, dict) else "a mapping"
 
 
+class _KeyTwice(Exception):
+    def __init__(self, path: str, lines: tuple[int, int]):
+        self.path, self.lines = path, lines
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loading that refuses a key given twice in one mapping: PyYAML keeps the last one
+    silently, so a value edited further down a file would override the one a person reads."""
+
+    def construct_document(self, node):
+        self._root = node   # (to find a repeated key's path from)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":   # '<<' merges keys the mapping may then override
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:   # an unhashable key: construct_mapping refuses it as PyYAML does
+                    continue
+                if first is not key_node:
+                    where = _node_path(self._root, node, Source()) or Source()   # (None: a mapping used as a key)
+                    raise _KeyTwice(where.at(str(key)).path,
+                                    (first.start_mark.line + 1, key_node.start_mark.line + 1))
+        return super().construct_mapping(node, deep)
+
+
+def _node_path(at: yaml.Node, target: yaml.Node, src: Source, seen: set | None = None) -> Source | None:
+    """The key path of `target` in the document under `at`, for messages."""
+    if at is target:
+        return src
+    seen = set() if seen is None else seen
+    if id(at) in seen:   # an alias back up the tree (&a [*a]) would lead round it forever
+        return None
+    seen.add(id(at))
+    if isinstance(at, yaml.MappingNode):
+        children = [(src.at(str(k.value)), v) for k, v in at.value]
+    elif isinstance(at, yaml.SequenceNode):
+        children = [(src.at(i), v) for i, v in enumerate(at.value)]
+    else:
+        return None
+    for child_src, child in children:
+        found = _node_path(child, target, child_src, seen)
+        if found is not None:
+            return found
+    return None
+
+
 def read_yaml(path: Path | str) -> Any:
-    """Read a YAML file; a syntax error names the file and the line."""
+    """Read a YAML file; a syntax error names the file and the line, a key given twice its lines."""
     text = read_text(path)
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Loader)
+    except _KeyTwice as exc:
+        raise ConfigError(str(path), exc.path, f"given twice (lines {exc.lines[0]} and {exc.lines[1]}); "
+                          "expected each key once") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sim import scenario, units
-from sim.config import ConfigError, OltpsimError
+from sim.config import ConfigError, OltpsimError, read_yaml
 from sim.hardware.profile import load_profile, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,6 +161,35 @@ def test_yaml_syntax_error_names_the_line(tmp_path):
     path.write_text("name: x\ncpu:\n  sockets: [1, 2\nmemory: {}\n")
     with pytest.raises(ConfigError, match=r"broken.yaml: .*YAML syntax error at line \d+"):
         load_profile(path)
+
+
+@pytest.mark.parametrize("text, path, lines", [
+    # a scenario: the second db_cache ran, silently
+    ("profile: t5220\nworkload: tpcc\nparams: {users: 8}\ndatabase:\n  db_cache: 1 GB\n  block_size: 8 KB\n"
+     "  db_cache: 2 GB\n", "database.db_cache", (5, 7)),
+    ("profile: t5220\nprofile: t5440\n", "profile", (1, 2)),
+    ("- {users: 8, users: 16}\n", "[0].users", (1, 1)),                             # a sweep file's points
+    ("rows:\n  - label: a\n  - label: b\n    set: {users: 8}\n    label: c\n", "rows[1].label", (3, 5)),  # an experiment's
+])
+def test_a_key_given_twice_is_refused(tmp_path, text, path, lines):
+    file = tmp_path / "twice.yaml"
+    file.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        read_yaml(file)
+    assert str(info.value) == f"{file}: {path}: given twice (lines {lines[0]} and {lines[1]}); expected each key once"
+
+
+def test_a_key_given_twice_stops_a_run_and_a_profile(tmp_path):
+    path = tmp_path / "scen.yaml"
+    path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\ndatabase:\n  db_cache: 1 GB\n  db_cache: 2 GB\n")
+    proc = cli("run", str(path))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == f"oltpsim: error: {path}: database.db_cache: given twice (lines 5 and 6); expected each key once"
+    text = (ROOT / "hardware_profiles" / "t5220.yaml").read_text()
+    profile = tmp_path / "twice.yaml"
+    profile.write_text(text.replace("\nmemory:\n", "\nmemory:\n  size: 1 GB\n", 1))
+    with pytest.raises(ConfigError, match=r"twice.yaml: memory.size: given twice \(lines \d+ and \d+\)"):
+        load_profile(profile)
 
 
 def test_a_profile_is_parsed_once_until_its_file_changes(tmp_path):
