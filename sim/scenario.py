@@ -384,6 +384,7 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     if overrides is not None and not (isinstance(overrides, dict) and all(isinstance(k, str) for k in overrides)):
         raise OltpsimError(f"scenario.load: overrides: got {overrides!r}; expected a mapping of setting names to "
                            "values, e.g. {'users': 64, 'database.db_cache': '2 GB'}")
+    raw: dict = {}
     if path is not None:
         raw = read_yaml(path)
         source = str(path)
@@ -399,6 +400,21 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     except ConfigError as exc:
         # a value given beside the file (--set, --profile) is blamed on the command line, not on a file without it
         given = [k for k, v in fields.items() if v is not None] + [setting_path(k) for k in overrides or {}]
-        if path is not None and any(exc.path == g or exc.path.startswith((g + ".", g + "[")) for g in given):
+        if path is not None and any(_given_beside(exc.path, g, raw) for g in given):
             raise ConfigError("<command line>", exc.path, exc.problem) from None
         raise
+
+
+def _given_beside(error_path: str, key: str, raw: dict) -> bool:
+    """Whether an error at `error_path` is about `key`, given beside the file: at it or inside it, or
+    inside a mapping below the scenario's sections that the file has nothing of (a disk group that a
+    --set adds or misspells). A whole section the file leaves out is not enough: its defaults may be
+    what clashes with the file."""
+    if error_path == key or error_path.startswith((key + ".", key + "[")):
+        return True
+    shared = []
+    for a, b in zip(error_path.split("."), key.split(".")):
+        if a != b:
+            break
+        shared.append(a)
+    return len(shared) >= 2 and not _given(raw, ".".join(shared))[0]

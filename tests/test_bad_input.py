@@ -349,6 +349,43 @@ def test_a_volume_larger_than_its_drives_is_refused():
     _refused(key, "at most the group's usable capacity, 1.141 TB", **{"users": "8", key: "1.2 TB"})
 
 
+def test_a_misspelt_storage_device_in_a_what_if_is_refused_as_unknown(tmp_path):
+    # it was read as a new disk group, refused at its drive's model, a key nobody gave, and in a scenario file
+    # the file was blamed for what --set gave
+    key = "hardware.storage.disk_groups.arrya"
+    _refused(key, "unknown disk group 'arrya' (did you mean 'array'?); expected one of the profile's disk groups: "
+             "array, internal, or a new disk group given whole", **{"users": "8", f"{key}.count": "12"})
+    path = tmp_path / "some.yaml"
+    path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\n")
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(path, {"hardware.storage.disk_groups.nosuch.count": "4"})
+    assert (info.value.file, info.value.path) == ("<command line>", "hardware.storage.disk_groups.nosuch")
+    assert "unknown disk group 'nosuch'" in info.value.problem
+    # where the file itself names the device, the file is blamed
+    path.write_text("profile: xeon-e5-2643v3-2s\nworkload: slob\nhardware: {storage: {flash_arrays: {xtremoi: "
+                    "{bricks: 2}}}}\n")
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(path)
+    assert (info.value.file, info.value.path) == (str(path), "hardware.storage.flash_arrays.xtremoi")
+    assert "unknown flash array 'xtremoi' (did you mean 'xtremio'?); expected one of the profile's flash arrays: " \
+           "xtremio, or a new flash array given whole" in info.value.problem
+
+
+def test_a_what_if_may_add_a_whole_storage_device(tmp_path):
+    group = "hardware.storage.disk_groups.extra"
+    disk = {"count": "4", "disk.model": "X", "disk.rpm": "15000 rpm", "disk.avg_seek": "3.5 ms",
+            "disk.media_rate": "100 MB/s", "disk.capacity": "146 GB"}
+    sets = {"users": "8", "database.redo_device": "extra", **{f"{group}.{k}": v for k, v in disk.items()}}
+    sc = scenario_mod.load(None, sets, profile="t5220", workload="tpcc")
+    assert sc.profile.storage.device_names() == ["array", "internal", "extra"]
+    # a bad value in the new group, given beside a scenario file, is the command line's
+    path = tmp_path / "some.yaml"
+    path.write_text("profile: t5220\nworkload: tpcc\n")
+    with pytest.raises(ConfigError) as info:
+        scenario_mod.load(path, {**sets, f"{group}.disk.track_seek": "0.2 ms"})
+    assert (info.value.file, info.value.path) == ("<command line>", f"{group}.disk.full_seek")
+
+
 def test_a_whole_hardware_section_left_empty_is_no_what_if():
     sc = scenario_mod.resolve({"profile": "t5220", "workload": "tpcc", "params": {"users": 8}, "hardware": {}})
     assert sc.profile.storage.disk_groups["array"].count == 6

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from sim.config import OltpsimError, Source, build, param, read_yaml, suggest, what_it_is
+from sim.config import REQUIRED, OltpsimError, Source, build, declared, param, read_yaml, suggest, what_it_is
 from sim.units import format_quantity
 
 
@@ -280,8 +280,46 @@ def load_profile(name_or_path: str | Path, changes: dict | None = None,
     if not changes:
         return profile
     src = src or Source("<hardware changes>")
-    merged = _merge(read_yaml(path), changes, src)
+    base = read_yaml(path)
+    _refuse_unknown_devices(base, changes, src)
+    merged = _merge(base, changes, src)
     return build(HardwareProfile, merged, src)
+
+
+_DEVICES = {"disk_groups": (DiskGroupSpec, "disk group"), "flash_arrays": (FlashArraySpec, "flash array")}
+
+
+def _refuse_unknown_devices(base: dict, changes: Any, src: Source) -> None:
+    """A what-if may add a storage device, given whole; a name the profile lacks given in part is
+    refused as unknown (a misspelt group was otherwise refused at a key of its drive nobody gave)."""
+    storage = changes.get("storage") if isinstance(changes, dict) else None
+    if not isinstance(storage, dict):
+        return
+    have = base.get("storage") if isinstance(base.get("storage"), dict) else {}
+    for section, (spec, what) in _DEVICES.items():
+        if not isinstance(storage.get(section), dict):
+            continue   # (_merge and build() refuse what is not a mapping)
+        known = [str(k) for k in have.get(section) or {}]
+        for name, value in storage[section].items():
+            if str(name) in known:
+                continue
+            missing = [key for key, default, _m in declared(spec) if default is REQUIRED and not _has(value, key)]
+            if not missing:
+                continue
+            hint = suggest(str(name), known) if known else " (the profile has none)"
+            listed = f"one of the profile's {what}s: {', '.join(known)}, or " if known else ""
+            raise src.at("storage").at(section).at(str(name)).error(
+                f"unknown {what} {str(name)!r}{hint}; expected {listed}a new {what} given whole (this one "
+                f"lacks {', '.join(missing)})")
+
+
+def _has(data: Any, dotted_key: str) -> bool:
+    """Whether a nested mapping holds a dotted key (sim.scenario._given, which imports this module)."""
+    for part in dotted_key.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return False
+        data = data[part]
+    return True
 
 
 def _merge(base: dict, changes: Any, src: Source, top: bool = True) -> dict:
