@@ -19,6 +19,8 @@ RATE = 1e9   # instructions a second of a strand alone
 class _Instance:
     def __init__(self, env):
         self.env, self.waits = env, WaitEvents()
+        self.dbwr = None            # the data all cached: no DBWR to wait for a free buffer from
+        self.physical_reads = 0
 
 
 class _Device:
@@ -78,6 +80,7 @@ def test_a_miss_pays_both_latches_the_cache_work_and_a_waited_device_read():
     ev = paths.instance.waits.events["db file sequential read"]
     assert (ev.waits, ev.time) == (3, pytest.approx(3e-3))
     assert (paths.logical_reads, paths.physical_reads, paths.cbc.gets, paths.lru.gets) == (3, 3, 3, 3)
+    assert paths.instance.physical_reads == 3      # AWR's physical reads, as a tpcc read_block counts them
 
 
 def test_a_hit_pays_the_sql_and_the_chains_latch_only():
