@@ -638,7 +638,7 @@ def test_calibrate_io_spreads_reads_in_flight_over_at_most_cpu_count_processes()
 def test_slob_dirtying_share_matches_an_exact_lru_cache_with_dirty_buffers(hit, update):
     """The closed form against an exact LRU of `hit` x S buffers under uniform references over S blocks, each
     an update with odds `update`: a buffer is written once when it leaves dirty, so DBWR's writes per update
-    are the share of updates that found their buffer clean (within 0.2 points at these three; asserted to 2)."""
+    are the share of updates that found their buffer clean (within 0.2 points at these three; asserted to 1)."""
     from collections import OrderedDict
 
     from workloads import slob
