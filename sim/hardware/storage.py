@@ -16,7 +16,7 @@ from simpy.events import NORMAL
 
 from sim.hardware.profile import DiskSpec, data_disks
 from sim.hardware.write_cache import WriteBackCache
-from sim.metrics import Level, Tally
+from sim.metrics import Level, Mean
 
 
 class DeviceStats:
@@ -30,8 +30,8 @@ class DeviceStats:
         self.ios = 0
         self.bytes = 0.0
         self.util = Level(env)
-        self.response = Tally()     # submit to completion, as the host sees it
-        self.service = Tally()      # service alone
+        self.response = Mean()      # submit to completion, as the host sees it
+        self.service = Mean()       # service alone
 
     def reset_stats(self) -> None:
         self.ios = 0

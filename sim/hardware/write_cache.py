@@ -27,7 +27,7 @@ from collections import deque
 
 import simpy
 
-from sim.metrics import Tally
+from sim.metrics import Mean
 
 DESTAGE_PER_DRIVE = 2
 
@@ -46,7 +46,7 @@ class WriteBackCache:
         self.in_flight = 0
         self._seq = 0
         self.writes = self.destages = 0
-        self.full_wait = Tally()              # time a write waited for room (every write, 0 if none)
+        self.full_wait = Mean()               # time a write waited for room (every write, 0 if none)
 
     def write(self, nbytes: float, offset: float, sequential: bool) -> simpy.Event:
         """Accept a write at `offset` into the volume; the event fires when it is acknowledged."""
