@@ -12,7 +12,7 @@ import pytest
 import simpy
 from scipy import stats
 
-from sim.metrics import Level, Tally, WaitEvents, batch_means_halfwidth
+from sim.metrics import Level, Mean, Tally, WaitEvents, batch_means_halfwidth
 
 
 def test_tally_moments_and_max_match_numpy():
@@ -137,3 +137,14 @@ def test_batch_means_halfwidth_needs_two_batches_and_is_zero_for_equal_ones():
     assert batch_means_halfwidth([4.0, 4.0, 4.0]) == 0.0
     # n = 2, batches 0 and 2: std 1.414, t(0.975, 1) = 12.706: 12.706 * 1.414 / 1.414
     assert batch_means_halfwidth([0.0, 2.0]) == pytest.approx(12.7062047, rel=1e-6)
+
+
+def test_a_mean_counts_totals_and_keeps_the_largest_like_a_tally_without_its_histogram():
+    x = np.random.default_rng(5).exponential(0.01, 5_000)
+    m, t = Mean(), Tally()
+    for v in x:
+        m.add(float(v))
+        t.add(float(v))
+    assert (m.n, m.total, m.max) == (t.n, t.total, t.max) and m.mean == t.mean
+    m.reset()
+    assert (m.n, m.total, m.max) == (0, 0.0, 0.0) and math.isnan(m.mean)
