@@ -366,9 +366,13 @@ def read_yaml(path: Path | str) -> Any:
         raise ConfigError(str(path), "", f"YAML syntax error at {where}: {problem}") from None
 
 
-def parse_scalar(text: str) -> Any:
-    """A --set value as YAML would read it: "64" -> 64, "true" -> True, "2 GB" stays a string."""
+def parse_scalar(text: str, where: Source | None = None) -> Any:
+    """A --set value as YAML would read it: "64" -> 64, "true" -> True, "2 GB" stays a string. An inline
+    mapping with a key twice ('mix={payment: 0.4, payment: 0.5}') is refused, at `where` (the setting)."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Loader)
+    except _KeyTwice as exc:
+        where = where or Source("<command line>")
+        raise where.error(f"got {text!r}, with {exc.path} given twice; expected each key once") from None
     except yaml.YAMLError:
         return text

@@ -152,7 +152,8 @@ def apply_overrides(data: dict, overrides: dict[str, Any], source: str = "<comma
             raise Source(source, key).error(
                 f"got {value!r}, but {head} is not a section of the scenario; a workload parameter is set whole, "
                 f"e.g. {head}={{{rest}: {value}, ...}} (oltpsim workloads lists each parameter and its default)")
-        data = replace_path(data, setting_path(key), parse_scalar(value) if isinstance(value, str) else value)
+        data = replace_path(data, setting_path(key), parse_scalar(value, Source(source, key))
+                            if isinstance(value, str) else value)
     return data
 
 

@@ -190,6 +190,11 @@ def test_a_key_given_twice_stops_a_run_and_a_profile(tmp_path):
     profile.write_text(text.replace("\nmemory:\n", "\nmemory:\n  size: 1 GB\n", 1))
     with pytest.raises(ConfigError, match=r"twice.yaml: memory.size: given twice \(lines \d+ and \d+\)"):
         load_profile(profile)
+    # an inline mapping given with --set, a key twice in it: refused at the setting, on the command line
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 8, "mix": "{payment: 0.4, payment: 0.5}"}, profile="t5220", workload="tpcc")
+    assert str(info.value) == ("<command line>: mix: got '{payment: 0.4, payment: 0.5}', with payment given twice; "
+                               "expected each key once")
 
 
 def test_a_profile_is_parsed_once_until_its_file_changes(tmp_path):
