@@ -255,6 +255,16 @@ def replace_path(data: dict, dotted: str, value: Any) -> dict:
     return out
 
 
+def get_path(data: Any, dotted_key: str) -> tuple[bool, Any]:
+    """Whether a nested mapping holds a dotted key ('database.db_cache'), and its value there."""
+    node: Any = data
+    for part in dotted_key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
 def dotted(prefix: str, tree: dict) -> dict:
     """Nested keys as flat columns: ('hardware', {'memory': {'size': '10 GB'}}) -> {'hardware.memory.size': '10 GB'}."""
     out = {}

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import workloads
 from sim import units
-from sim.config import (ConfigError, OltpsimError, Source, build, declared, dotted, param, parse_scalar, read_yaml, replace_path,
-                        suggest, what_it_is)
+from sim.config import (ConfigError, OltpsimError, Source, build, declared, dotted, get_path, param, parse_scalar,
+                        read_yaml, replace_path, suggest, what_it_is)
 from sim.db.instance import DatabaseSpec, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
@@ -226,14 +226,6 @@ INSTANCE_PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def _given(data: dict, dotted_key: str) -> tuple[bool, Any]:
-    """Whether a dotted key is given in a scenario mapping, and its value as given."""
-    node: Any = data
-    for part in dotted_key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
 
 
 def _default(cls: type, dotted_key: str) -> Any:
@@ -265,7 +257,7 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, params: Any, src: So
             continue
         why = getattr(module, "WHY_NOT", {}).get(part, why)   # a workload may say it in its own terms
         for key in keys:
-            given, value = _given(data, key)
+            given, value = get_path(data, key)
             if not given or _built(spec, key) == _default(ScenarioSpec, key):
                 continue
             section = key.split(".")[0]
@@ -301,7 +293,7 @@ def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, src: So
     run.settle_writer acts only on a DBWR."""
     steady = module.Workload.kind == "steady"
     for key in STEADY_RUN_KEYS:
-        given, value = _given(data, key)
+        given, value = get_path(data, key)
         if not given or _built(spec, key) == _default(ScenarioSpec, key):
             continue
         if not steady:
@@ -348,13 +340,13 @@ def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str
         why = ("without a buffer cache size the data is all cached and there is no DBWR" if "datafiles" in uses
                else f"workload {spec.workload} changes no block DBWR writes")
         raise src.at("database").at("redo_log_size").bad(
-            _given(data, "database.redo_log_size")[1],
+            get_path(data, "database.redo_log_size")[1],
             f"no database.redo_log_size here (os.redo_filesystem {spec.os.redo_filesystem}"
             f"{'' if db.db_cache is not None else ', no database.db_cache'}): "
             f"a log switch checkpoints DBWR's changed blocks, and {why}; the logs' size matters to the redo path "
             "only on a buffered file system (its appends read back partial pages within the logs). "
             + ("Give database.db_cache, or leave this key out" if "datafiles" in uses else "Leave this key out"))
-    if db.redo_log_size is None and _given(data, "database.redo_log_groups")[0] \
+    if db.redo_log_size is None and get_path(data, "database.redo_log_groups")[0] \
             and db.redo_log_groups != _default(ScenarioSpec, "database.redo_log_groups"):
         raise src.at("database").at("redo_log_groups").bad(
             db.redo_log_groups, "no database.redo_log_groups without database.redo_log_size: the groups only "
@@ -367,7 +359,7 @@ def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) ->
     if spec.database.db_cache is not None:
         return
     for key in DATAFILE_KEYS:
-        given, value = _given(data, key)
+        given, value = get_path(data, key)
         if given and _built(spec, key) != _default(ScenarioSpec, key):
             raise src.at(key).bad(
                 value, f"no {key} without database.db_cache: with no buffer cache size the data "
@@ -418,4 +410,4 @@ def _given_beside(error_path: str, key: str, raw: dict) -> bool:
         if a != b:
             break
         shared.append(a)
-    return len(shared) >= 2 and not _given(raw, ".".join(shared))[0]
+    return len(shared) >= 2 and not get_path(raw, ".".join(shared))[0]

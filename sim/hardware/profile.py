@@ -14,7 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from sim.config import REQUIRED, OltpsimError, Source, build, declared, param, read_yaml, suggest, what_it_is
+from sim.config import (REQUIRED, OltpsimError, Source, build, declared, get_path, param, read_yaml, suggest,
+                        what_it_is)
 from sim.units import format_quantity
 
 
@@ -303,7 +304,7 @@ def _refuse_unknown_devices(base: dict, changes: Any, src: Source) -> None:
         for name, value in storage[section].items():
             if str(name) in known:
                 continue
-            missing = [key for key, default, _m in declared(spec) if default is REQUIRED and not _has(value, key)]
+            missing = [key for key, default, _m in declared(spec) if default is REQUIRED and not get_path(value, key)[0]]
             if not missing:
                 continue
             hint = suggest(str(name), known) if known else " (the profile has none)"
@@ -311,15 +312,6 @@ def _refuse_unknown_devices(base: dict, changes: Any, src: Source) -> None:
             raise src.at("storage").at(section).at(str(name)).error(
                 f"unknown {what} {str(name)!r}{hint}; expected {listed}a new {what} given whole (this one "
                 f"lacks {', '.join(missing)})")
-
-
-def _has(data: Any, dotted_key: str) -> bool:
-    """Whether a nested mapping holds a dotted key (sim.scenario._given, which imports this module)."""
-    for part in dotted_key.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return False
-        data = data[part]
-    return True
 
 
 def _merge(base: dict, changes: Any, src: Source, top: bool = True) -> dict:
