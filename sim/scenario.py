@@ -393,12 +393,12 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     except ConfigError as exc:
         # a value given beside the file (--set, --profile) is blamed on the command line, not on a file without it
         given = [k for k, v in fields.items() if v is not None] + [setting_path(k) for k in overrides or {}]
-        if path is not None and any(_given_beside(exc.path, g, raw) for g in given):
+        if path is not None and any(given_beside(exc.path, g, raw) for g in given):
             raise ConfigError("<command line>", exc.path, exc.problem) from None
         raise
 
 
-def _given_beside(error_path: str, key: str, raw: dict) -> bool:
+def given_beside(error_path: str, key: str, raw: dict) -> bool:
     """Whether an error at `error_path` is about `key`, given beside the file: at it or inside it, or
     inside a mapping below the scenario's sections that the file has nothing of (a disk group that a
     --set adds or misspells). A whole section the file leaves out is not enough: its defaults may be

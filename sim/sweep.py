@@ -45,10 +45,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from sim.config import OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
+from sim.config import ConfigError, OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
-from sim.scenario import TOP_KEYS, Scenario, apply_overrides, resolve, setting_path
+from sim.scenario import TOP_KEYS, Scenario, apply_overrides, given_beside, resolve, setting_path
 import workloads
 
 # Runs whose figures enter the means and intervals: not a batch job cut off at max_time
@@ -169,15 +169,15 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
         where = f"{source} [{_label(settings)}]" if settings else source
         data = apply_overrides(base, settings, where)
         try:
-            checked.append((settings, data, resolve(data, where), ""))
+            checked.append((settings, data, resolve(data, where), None))
         except OltpsimError as exc:
-            checked.append((settings, data, None, str(exc)))
+            checked.append((settings, data, None, exc))
     _refuse_bad_input(checked)
     runs = []
     for r in range(replications):
-        for i, (settings, data, sc, problem) in enumerate(checked):
+        for i, (settings, data, sc, exc) in enumerate(checked):
             if sc is None:
-                runs.append(Run(i, r, settings, _hash({"refused": data, "replication": r}), None, problem))
+                runs.append(Run(i, r, settings, _hash({"refused": data, "replication": r}), None, str(exc)))
                 continue
             seed = replication_seed(sc.spec.run.seed, r)
             sc = dataclasses.replace(sc, spec=dataclasses.replace(
@@ -189,10 +189,10 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
 def _refuse_bad_input(checked: list[tuple]) -> None:
     """A value that fails at every point it appears in is bad input, not an outcome."""
     works, first_problem = set(), {}
-    for settings, _data, sc, problem in checked:
+    for settings, _data, sc, exc in checked:
         for k, v in settings.items():
             tag = (k, json.dumps(v, default=str))
-            first_problem.setdefault(tag, problem)
+            first_problem.setdefault(tag, str(exc))
             if sc is not None:
                 works.add(tag)
     failing = [(k, v, problem) for (k, v), problem in first_problem.items() if (k, v) not in works]
@@ -204,7 +204,7 @@ def _refuse_bad_input(checked: list[tuple]) -> None:
         k, v, problem = (named or failing)[0]
         raise OltpsimError(f"{k}={json.loads(v)!r} makes no valid scenario at any point: {problem}")
     if every_point:   # and no varied setting is to blame: the scenario itself (users 0 under every name)
-        raise OltpsimError(checked[0][3])
+        raise checked[0][3]
 
 
 # ---------------------------------------------------------------- where results go
@@ -321,7 +321,7 @@ class SweepResult:
         return plot(self.table, metric or self.metric, x, self.varied, by, path)
 
 
-def _load_base(scenario: str | Path | dict, overrides: dict | None) -> tuple[dict, str]:
+def _load_base(scenario: str | Path | dict) -> tuple[dict, str]:
     if isinstance(scenario, dict):
         data, source = dict(scenario), "<scenario>"
     elif not isinstance(scenario, (str, Path)):
@@ -332,7 +332,7 @@ def _load_base(scenario: str | Path | dict, overrides: dict | None) -> tuple[dic
         if not isinstance(data, dict):
             raise OltpsimError(f"{scenario}: got {what_it_is(data)}; expected a mapping with profile, workload, "
                                "params, ...")
-    return apply_overrides(data, overrides or {}), source
+    return data, source
 
 
 def default_out(scenario: str | Path | dict) -> Path:
@@ -359,13 +359,21 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     if vary and points is not None:
         raise OltpsimError("give settings to vary or a list of points, not both")
     _check_arguments(vary, points, replications)
-    base, source = _load_base(scenario, overrides)
+    raw, source = _load_base(scenario)
+    base = apply_overrides(raw, overrides or {})
     if isinstance(points, (str, Path)):
         points = read_points(points)
     pts = points if points is not None else grid(vary or {})
     if not pts:
         raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
-    runs = plan(base, source, pts, replications)
+    try:
+        runs = plan(base, source, pts, replications)
+    except ConfigError as exc:
+        # a setting fixed for the sweep (--set) that fails at every point is blamed on it, as `oltpsim run` does,
+        # not on the scenario at the first point's label
+        if any(given_beside(exc.path, setting_path(k), raw) for k in overrides or {}):
+            raise ConfigError("<command line>", exc.path, exc.problem) from None
+        raise
     varied = list(dict.fromkeys(k for p in pts for k in p))
     out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,

@@ -481,6 +481,21 @@ def test_sweep_refuses_a_value_twice_and_blames_the_bad_setting():
     assert str(info.value).startswith("database.block_size='3 KB' makes no valid scenario"), str(info.value)
 
 
+def test_a_sweeps_fixed_setting_that_fails_everywhere_is_blamed_on_the_command_line(tmp_path):
+    from sim import sweep as sw
+
+    base = tmp_path / "base.yaml"
+    base.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 0}\n")
+    for scenario, fixed, expected in [
+            ({}, {"profile": "t5220", "workload": "tpcc", "database.db_cache": "abc"}, "<command line>: database.db_cache: got 'abc'"),
+            ({}, {"profile": "t5220", "workload": "tpcc", "users": 0}, "<command line>: params.users: got 0"),
+            (base, {"database.db_cache": "1 GB"}, f"{base} [think_time=1 s]: params.users: got 0")]:   # the file's
+        with pytest.raises(ConfigError) as info:
+            sw.sweep(scenario, vary={"think_time": ["1 s", "2 s"]}, overrides=fixed, out=tmp_path / "sw")
+        assert str(info.value).startswith(expected), str(info.value)
+        assert not (tmp_path / "sw").exists()
+
+
 @pytest.mark.parametrize("key", ["hardware", "database", "os", "run", "params"])
 def test_a_section_set_as_one_value_is_refused_by_its_name(key):
     with pytest.raises(ConfigError) as info:
