@@ -398,6 +398,27 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
         raise
 
 
+def read_mapping(scenario: str | Path | dict, caller: str) -> tuple[dict, str]:
+    """A scenario YAML path or mapping, unresolved, and its name for errors: for a sweep or a search, which
+    set their own values on it before resolving."""
+    if isinstance(scenario, dict):
+        return dict(scenario), "<scenario>"
+    if not isinstance(scenario, (str, Path)):
+        raise OltpsimError(f"{caller}: scenario: got {type(scenario).__name__} {scenario!r}; expected the path of a "
+                           "scenario YAML or a scenario mapping")
+    data = read_yaml(scenario)
+    if not isinstance(data, dict):
+        raise OltpsimError(f"{scenario}: got {what_it_is(data)}; expected a mapping with profile, workload, params, ...")
+    return data, str(scenario)
+
+
+def blame_given(exc: ConfigError, raw: dict, overrides: dict) -> ConfigError:
+    """An error about a setting given beside the scenario (--set) is blamed on the command line, as `load` does."""
+    if any(given_beside(exc.path, setting_path(k), raw) for k in overrides):
+        return ConfigError("<command line>", exc.path, exc.problem)
+    return exc
+
+
 def given_beside(error_path: str, key: str, raw: dict) -> bool:
     """Whether an error at `error_path` is about `key`, given beside the file: at it or inside it, or
     inside a mapping below the scenario's sections that the file has nothing of (a disk group that a

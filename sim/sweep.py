@@ -48,7 +48,7 @@ import numpy as np
 from sim.config import ConfigError, OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
-from sim.scenario import TOP_KEYS, Scenario, apply_overrides, given_beside, resolve, setting_path
+from sim.scenario import TOP_KEYS, Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 import workloads
 
 # Runs whose figures enter the means and intervals: not a batch job cut off at max_time
@@ -321,20 +321,6 @@ class SweepResult:
         return plot(self.table, metric or self.metric, x, self.varied, by, path)
 
 
-def _load_base(scenario: str | Path | dict) -> tuple[dict, str]:
-    if isinstance(scenario, dict):
-        data, source = dict(scenario), "<scenario>"
-    elif not isinstance(scenario, (str, Path)):
-        raise OltpsimError(f"sweep: scenario: got {type(scenario).__name__} {scenario!r}; expected the path of a "
-                           "scenario YAML or a scenario mapping")
-    else:
-        data, source = read_yaml(scenario), str(scenario)
-        if not isinstance(data, dict):
-            raise OltpsimError(f"{scenario}: got {what_it_is(data)}; expected a mapping with profile, workload, "
-                               "params, ...")
-    return data, source
-
-
 def default_out(scenario: str | Path | dict) -> Path:
     if isinstance(scenario, dict):
         stem = scenario.get("name") or f"{scenario.get('profile', 'scenario')}-{scenario.get('workload', '')}"
@@ -359,7 +345,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     if vary and points is not None:
         raise OltpsimError("give settings to vary or a list of points, not both")
     _check_arguments(vary, points, replications)
-    raw, source = _load_base(scenario)
+    raw, source = read_mapping(scenario, "sweep")
     base = apply_overrides(raw, overrides or {})
     if isinstance(points, (str, Path)):
         points = read_points(points)
@@ -371,9 +357,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     except ConfigError as exc:
         # a setting fixed for the sweep (--set) that fails at every point is blamed on it, as `oltpsim run` does,
         # not on the scenario at the first point's label
-        if any(given_beside(exc.path, setting_path(k), raw) for k in overrides or {}):
-            raise ConfigError("<command line>", exc.path, exc.problem) from None
-        raise
+        raise blame_given(exc, raw, overrides or {}) from None
     varied = list(dict.fromkeys(k for p in pts for k in p))
     out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
