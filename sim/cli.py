@@ -229,6 +229,70 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         click.echo(f"wrote {f}", err=True)
 
 
+@main.command()
+@_scenario_source
+@click.option("--limit", "limits", multiple=True, required=True, metavar="'FIGURE OP VALUE'",
+              help="a service level every run must meet: 'rt.new_order.p90 <= 5 s', 'cpu_busy <= 80%', "
+                   "'device.array.util_pct < 60%' (FIGURE: a column of a run's results, or cpu_busy)")
+@click.option("--search", "setting", default="users", show_default=True, metavar="SETTING",
+              help="the whole-number setting of the load to search (users for tpcc, sessions for slob)")
+@click.option("--from", "start", type=click.IntRange(min=1), default=1, show_default=True, help="the smallest value tried")
+@click.option("--to", "stop", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="the largest value tried")
+@click.option("--precision", default="2%", show_default=True,
+              help="stop when the answer is within this of the first value that breaks a limit (at least 1 apart)")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a setting fixed for every run")
+@click.option("--seed", type=click.IntRange(min=0), help="shortcut for --set run.seed=N (every run uses it)")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the answer and every run's figures")
+def capacity(scenario_file, profile, workload, limits, setting, start, stop, precision, sets, seed, json_file):
+    """Find the largest load (users) that meets service levels: runs at growing loads, then bisects.
+
+    Every run uses the same seed, so neighbouring loads differ by their load, not by noise. Exits 1
+    when even --from breaks a limit, 2 on bad input."""
+    from sim import capacity as cp
+    from sim.report import table
+    from sim.units import UnitError, parse
+
+    _require_scenario(scenario_file, profile, workload)
+    lims = [cp.parse_limit(text) for text in limits]
+    try:
+        frac = parse(precision, "fraction")
+    except UnitError as exc:
+        raise OltpsimError(f"--precision {precision!r}: {exc}") from None
+    if not 0 <= frac < 1:
+        raise OltpsimError(f"--precision {precision!r}: expected from 0% up to 100%, e.g. 2%")
+    if stop < start:
+        raise OltpsimError(f"--to {stop}: below --from {start}; expected at least {start}")
+    fixed = _parse_sets(sets)
+    if seed is not None:
+        fixed["run.seed"] = str(seed)
+    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
+    _check_output_file("--json", json_file)
+
+    def shown(p) -> str:
+        figures = ", ".join(f"{lim.figure} {lim.shown(cp.figure_value(p.row, lim.figure))}" for lim in lims
+                            if p.row.get("status") == "ok")
+        verdict = "meets" if p.meets else "breaks: " + "; ".join(p.broke)
+        return f"{setting}={p.value}: {figures + ' -> ' if figures else ''}{verdict}"[:200]
+
+    cap = cp.capacity(scenario_file or {}, lims, setting, start=start, stop=stop, precision=frac, overrides=fixed,
+                      on_probe=lambda p: click.echo(shown(p), err=True))
+    rows = []
+    for p in sorted(cap.probes, key=lambda p: p.value):
+        ok = p.row.get("status") == "ok"
+        x = cp.figure_value(p.row, cap.metric) if ok else None
+        rows.append([p.value, "" if x is None or math.isnan(x) else f"{x:,.0f}",
+                     *(lim.shown(cp.figure_value(p.row, lim.figure)) if ok else "" for lim in lims),
+                     "yes" if p.meets else "no: " + "; ".join(p.broke)[:90]])
+    text = table([setting, cap.metric_label, *(lim.figure for lim in lims), "meets"], rows, "rr" + "r" * len(lims) + "l")
+    click.echo("\n".join(line.rstrip() for line in text.splitlines()))
+    click.echo(cap.answer())
+    if json_file:
+        _write("--json", json_file, json.dumps(cp.to_dict(cap), indent=2, default=str))
+    if cap.best is None:
+        sys.exit(1)
+
+
 def _check_plot(plot_x: str | None, by: tuple[str, ...], varied: list[str]) -> None:
     """--plot and --by name varied settings, checked now, not after the whole sweep has run."""
     for opt, setting in ([("--plot", plot_x)] if plot_x else []) + [("--by", b) for b in by]:

@@ -1,0 +1,276 @@
+"""Capacity: the largest load a configuration carries within limits (a service level).
+
+The planner's question, "how many users does this server take with New-Order's 90th percentile
+under 5 s and the CPUs at most 80% busy?", answered by simulation: the scenario runs at growing
+values of one whole-number setting (users by default), doubling until a run breaks a limit, then
+bisecting between the last value that met every limit and the first that did not, until they are
+within `precision` of each other. Every probe is a full run under the same seed (common random
+numbers), so neighbouring probes differ by their load, not by their noise.
+
+The search assumes what a closed system gives: the figures the limits name worsen as the load
+grows. A probe the model refuses (more users than the warehouses take), that runs out of memory
+or that is cut at run.max_time breaks every limit: it is past the capacity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import workloads
+from sim.config import ConfigError, OltpsimError, suggest, what_it_is
+from sim.result import FIGURES, Result, known_figure
+from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
+from sim.units import UnitError, format_quantity, parse
+
+_OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge,
+                                                    ">": operator.gt}
+_LIMIT = re.compile(r"^\s*(?P<figure>[^<>=\s][^<>=]*?)\s*(?P<op><=|>=|<|>)\s*(?P<value>[^<>=]+?)\s*$")
+# A figure derived here for the limits: what a planner caps ("CPUs at most 80% busy"), vmstat's 100 - id.
+DERIVED = {"cpu_busy": lambda row: 100.0 - row["cpu_idle"]}
+_EXAMPLES = "'rt.new_order.p90 <= 5 s', 'cpu_busy <= 80%', 'device.array.util_pct < 60%', 'run_queue <= 64'"
+
+
+_WHOLE = "expected a whole-number setting of the load, e.g. users (tpcc), sessions (slob)"
+
+
+def _kind(figure: str) -> str:
+    """How a limit on this figure is written: a time ('5 s'), a percentage ('80%') or a plain number."""
+    last = figure.rsplit(".", 1)[-1]
+    if figure == "elapsed" or (figure.startswith("rt.") and (last == "mean" or re.fullmatch(r"p\d+", last))):
+        return "time"
+    if figure.endswith("_ms"):
+        return "time_ms"
+    if figure.startswith("cpu_") or figure.endswith(("_pct", "pct_call_time", "utilisation_mean")):
+        return "percent"
+    return "number"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """figure OP value, the value in the figure's own unit (seconds, ms, percent, or as reported)."""
+
+    figure: str
+    op: str
+    value: float
+    text: str
+
+    def holds(self, row: dict) -> bool:
+        x = figure_value(row, self.figure)
+        return x is not None and not math.isnan(x) and _OPS[self.op](x, self.value)
+
+    def shown(self, x: float | None) -> str:
+        """The figure's value as the limit is written (3.2 s, 79.1%)."""
+        if x is None or math.isnan(x):
+            return "none"
+        kind = _kind(self.figure)
+        if kind == "time":
+            return format_quantity(x, "time")
+        return {"time_ms": f"{x:.3g} ms", "percent": f"{x:.1f}%"}.get(kind, f"{x:.4g}")
+
+
+def parse_limit(text: str, where: str = "--limit") -> Limit:
+    """'rt.new_order.p90 <= 5 s' -> Limit; a bad one names itself and what is expected."""
+    if not isinstance(text, str):
+        raise OltpsimError(f"{where}: got {what_it_is(text)} {text!r}; expected FIGURE OP VALUE, e.g. {_EXAMPLES}")
+    m = _LIMIT.match(text)
+    if not m:
+        raise OltpsimError(f"{where} {text!r}: expected FIGURE OP VALUE with OP one of <=, <, >=, >, e.g. {_EXAMPLES}")
+    figure, op, value = m["figure"], m["op"], m["value"]
+    if not (known_figure(figure) or figure in DERIVED):
+        raise OltpsimError(f"{where} {text!r}: no such figure {figure!r}{suggest(figure, [*FIGURES, *DERIVED])}; "
+                           f"expected cpu_busy, one of {', '.join(FIGURES)}, or a run's figure under rt., device., "
+                           "wait. or extra. (the columns of a result's to_frame(), e.g. rt.new_order.p90)")
+    kind = _kind(figure)
+    try:
+        if kind == "time":
+            number = parse(value, "time")
+        elif kind == "time_ms":
+            number = parse(value, "time") * 1e3
+        elif kind == "percent":
+            number = parse(value, "fraction") * 100.0
+        else:
+            number = float(value)
+    except (UnitError, ValueError) as exc:
+        wanted = {"time": "a time with a unit, like '5 s' or '500 ms'", "time_ms": "a time with a unit, like '20 ms'",
+                  "percent": "a percentage, like '80%'", "number": "a plain number (the figure has no unit)"}[kind]
+        raise OltpsimError(f"{where} {text!r}: got {value!r} for {figure}; expected {wanted}"
+                           + (f" ({exc})" if kind != "number" else "")) from None
+    return Limit(figure, op, number, f"{figure} {op} {value}")
+
+
+def figure_value(row: dict, figure: str) -> float | None:
+    if figure in DERIVED:
+        return DERIVED[figure](row)
+    x = row.get(figure)
+    return None if x is None or isinstance(x, (str, bool)) else float(x)
+
+
+@dataclass
+class Probe:
+    """One run of the search: the setting's value, what the run showed and the limits it broke."""
+
+    value: int
+    row: dict                     # the run's flat figures (Result.flat), or just its status if refused
+    broke: list[str]              # each broken limit with the figure's value, or why the run has no figures
+
+    @property
+    def meets(self) -> bool:
+        return not self.broke
+
+
+@dataclass
+class Capacity:
+    setting: str
+    limits: list[Limit]
+    probes: list[Probe]           # in the order they ran
+    best: Probe | None            # the largest value that met every limit (None: not even the first)
+    past: Probe | None            # the smallest value that broke one (None: none broke within the range)
+    precision: float
+    results: dict[int, Result] = field(default_factory=dict, repr=False)
+
+    @property
+    def value(self) -> int | None:
+        return self.best.value if self.best else None
+
+    @property
+    def metric(self) -> str:
+        """The workload's own figure, shown beside each load: TPM, or SLOB's and CALIBRATE_IO's IOPS."""
+        for p in self.probes:
+            if p.row.get("status") == "ok":
+                primary = getattr(workloads.get(p.row["workload"]).Workload, "primary", None) or "tpm"
+                return primary if primary in p.row else f"extra.{primary}"
+        return "tpm"
+
+    @property
+    def metric_label(self) -> str:
+        return {"tpm": "TPM", "extra.iops": "IOPS"}.get(self.metric, self.metric)
+
+    @property
+    def table(self):
+        """pandas: one row per probe, sorted by the setting: its value, whether it met the limits, what it
+        broke, and every figure of its run."""
+        import pandas as pd
+
+        rows = [{self.setting: p.value, "meets": p.meets, "broke": "; ".join(p.broke), **p.row}
+                for p in sorted(self.probes, key=lambda p: p.value)]
+        return pd.DataFrame(rows)
+
+    def answer(self) -> str:
+        """The capacity in one or two sentences, with the figures that bound it."""
+        within = " and ".join(f"{lim.text} ({lim.shown(figure_value(self.best.row, lim.figure))})"
+                              for lim in self.limits) if self.best else ""
+        if self.best is None:
+            return (f"No capacity: at {self.setting}={self.past.value}, the smallest value tried, "
+                    f"{'; '.join(self.past.broke)}.")
+        text = f"Capacity: {self.setting}={self.best.value}"
+        x = figure_value(self.best.row, self.metric)
+        if x is not None and not math.isnan(x):
+            text += f" ({x:,.0f} {self.metric_label})"
+        text += f", within {within}."
+        if self.past is None:
+            return text + " Every value tried met the limits: the capacity may be higher than the range searched."
+        gap = self.past.value - self.best.value
+        return text + (f" At {self.past.value} ({gap} more): {'; '.join(self.past.broke)}.")
+
+
+def search(run_at: Callable[[int], Probe], start: int, stop: int, precision: float,
+           on_probe: Callable[[Probe], None] | None = None) -> tuple[list[Probe], Probe | None, Probe | None]:
+    """Double from `start` until a probe breaks a limit (or `stop` is reached), then bisect until the last
+    value that met them and the first that broke one are within `precision` x the former (at least 1 apart)."""
+    probes: list[Probe] = []
+
+    def probe(n: int) -> Probe:
+        p = run_at(n)
+        probes.append(p)
+        if on_probe:
+            on_probe(p)
+        return p
+
+    first = probe(start)
+    if not first.meets:
+        return probes, None, first
+    best, past = first, None
+    while past is None and best.value < stop:
+        p = probe(min(stop, 2 * best.value))
+        best, past = (p, None) if p.meets else (best, p)
+    while past is not None and past.value - best.value > max(1, math.floor(precision * best.value)):
+        p = probe((best.value + past.value) // 2)
+        best, past = (p, past) if p.meets else (best, p)
+    return probes, best, past
+
+
+def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: str = "users", *, start: int = 1,
+             stop: int = 1_000_000, precision: float = 0.02, overrides: dict | None = None,
+             on_probe: Callable[[Probe], None] | None = None, progress=None) -> Capacity:
+    """The largest value of `setting` (a whole number) whose run meets every limit.
+
+    scenario: a scenario YAML path or mapping; limits: 'FIGURE OP VALUE' strings ('rt.new_order.p90 <= 5 s',
+    'cpu_busy <= 80%'), FIGURE a column of Result.flat() or cpu_busy; overrides: settings fixed for every probe.
+    start/stop: the range searched; precision: how close the answer is to the first value that breaks a limit
+    (0.02: within 2%, at least 1). `progress(value, fraction)` is called during each probe's run."""
+    from sim.run import run
+
+    lims = [lim if isinstance(lim, Limit) else parse_limit(lim) for lim in limits]
+    if not lims:
+        raise OltpsimError("capacity: no limit given; expected one or more, e.g. " + _EXAMPLES)
+    for name, value, least in (("start", start, 1), ("stop", stop, start)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise OltpsimError(f"capacity: {name}: got {value!r}; expected a whole number of at least {least}")
+    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 <= precision < 1:
+        raise OltpsimError(f"capacity: precision: got {precision!r}; expected a fraction from 0 up to 1, e.g. 0.02")
+    raw, source = read_mapping(scenario, "capacity")
+    fixed = dict(overrides or {})
+    if setting in fixed:
+        raise OltpsimError(f"--set {setting}: the setting the search varies; leave it out (--from and --to bound it)")
+    base = apply_overrides(raw, fixed)
+
+    def scenario_at(n: int) -> Scenario:
+        return resolve(apply_overrides(base, {setting: n}, f"{source} [{setting}={n}]"), f"{source} [{setting}={n}]")
+
+    try:   # the first value must make a scenario: anything wrong there is bad input, not an outcome
+        first = scenario_at(start)
+    except ConfigError as exc:
+        if exc.path == setting_path(setting):   # the search's whole numbers are not what this setting takes
+            raise OltpsimError(f"capacity: {setting}: {start} is not a value it takes ({exc.problem}); " + _WHOLE) from None
+        raise blame_given(exc, raw, fixed) from None
+    resolved = first.describe().get(setting_path(setting))
+    if isinstance(resolved, bool) or not isinstance(resolved, int) or resolved != start:
+        raise OltpsimError(f"capacity: {setting}: {start} runs as {resolved!r}; " + _WHOLE)
+    results: dict[int, Result] = {}
+
+    def run_at(n: int) -> Probe:
+        try:
+            sc = first if n == start else scenario_at(n)
+        except OltpsimError as exc:
+            return Probe(n, {"status": "refused", "message": str(exc)}, [f"refused: {exc}"])
+        result = run(sc, progress=(lambda f: progress(n, f)) if progress else None)
+        results[n] = result
+        row = result.flat()
+        if result.status != "ok":
+            return Probe(n, row, [f"{result.status.replace('_', ' ')}: {result.message}"])
+        broke = []
+        for lim in lims:
+            if figure_value(row, lim.figure) is None and lim.figure not in DERIVED:
+                raise OltpsimError(f"--limit {lim.text!r}: the run has no figure {lim.figure}"
+                                   f"{suggest(lim.figure, list(row))}; its figures: the columns of Result.flat()")
+            if not lim.holds(row):
+                broke.append(f"{lim.figure} {lim.shown(figure_value(row, lim.figure))}, not {lim.op} "
+                             f"{lim.shown(lim.value)}")
+        return Probe(n, row, broke)
+
+    probes, best, past = search(run_at, start, stop, precision, on_probe)
+    return Capacity(setting, lims, probes, best, past, precision, results)
+
+
+def to_dict(cap: Capacity) -> dict[str, Any]:
+    """What --json writes: the answer, the limits and every probe's figures."""
+    return {"setting": cap.setting, "capacity": cap.value, "answer": cap.answer(), "precision": cap.precision,
+            "limits": [dataclasses.asdict(lim) for lim in cap.limits],
+            "past": cap.past.value if cap.past else None,
+            "probes": [{"value": p.value, "meets": p.meets, "broke": p.broke, "figures": p.row} for p in cap.probes]}

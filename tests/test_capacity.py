@@ -1,0 +1,125 @@
+"""The capacity search: it brackets the load where a limit first breaks, as closely as asked, in few
+runs; limits are read in the units people write; and its runs are the runs `oltpsim run` gives."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import capacity as cp
+from sim.config import ConfigError, OltpsimError
+
+
+def _threshold(t: int):
+    """A load that meets its limit up to t users and breaks it above."""
+    return lambda n: cp.Probe(n, {"status": "ok"}, [] if n <= t else [f"over {t}"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(t=st.integers(1, 200_000), start=st.integers(1, 1000), precision=st.sampled_from([0.0, 0.01, 0.02, 0.1]))
+def test_the_search_brackets_the_threshold_within_its_precision_in_few_runs(t, start, precision):
+    probes, best, past = cp.search(_threshold(t), start, 1_000_000, precision)
+    if start > t:
+        assert best is None and past.value == start and len(probes) == 1
+        return
+    assert best.value <= t < past.value                                      # met at best, broken at past
+    assert past.value - best.value <= max(1, math.floor(precision * best.value))
+    if precision == 0:
+        assert (best.value, past.value) == (t, t + 1)
+    # doubling up to the first break, then bisecting the last doubling (at most as wide as the value): a number
+    # of runs logarithmic in the value, never a value twice
+    assert len(probes) <= math.log2(2 * past.value / start) + math.log2(2 * past.value) + 2
+    assert len({p.value for p in probes}) == len(probes)
+
+
+def test_a_limit_never_broken_within_the_range_says_the_capacity_may_be_higher():
+    probes, best, past = cp.search(_threshold(10**9), 3, 100, 0.02)
+    assert past is None and best.value == 100 and [p.value for p in probes] == [3, 6, 12, 24, 48, 96, 100]
+
+
+@pytest.mark.parametrize("text, figure, op, value", [
+    ("rt.new_order.p90 <= 5 s", "rt.new_order.p90", "<=", 5.0),
+    ("rt.payment.mean<500 ms", "rt.payment.mean", "<", 0.5),
+    ("cpu_busy <= 80%", "cpu_busy", "<=", 80.0),
+    ("cpu_idle>=20%", "cpu_idle", ">=", 20.0),
+    ("device.array.util_pct < 60%", "device.array.util_pct", "<", 60.0),
+    ("device.array.avg_response_ms <= 0.02 s", "device.array.avg_response_ms", "<=", 20.0),
+    ("wait.log file sync.avg_ms <= 5 ms", "wait.log file sync.avg_ms", "<=", 5.0),
+    ("run_queue <= 64", "run_queue", "<=", 64.0),
+    ("tpm >= 1e5", "tpm", ">=", 1e5),
+])
+def test_a_limit_is_read_in_its_figures_own_unit(text, figure, op, value):
+    lim = cp.parse_limit(text)
+    assert (lim.figure, lim.op) == (figure, op) and lim.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("cpu_busy <= 80", "expected a percentage, like '80%'"),
+    ("rt.new_order.p90 <= 5", "expected a time with a unit"),
+    ("tpm >= 5 s", "expected a plain number"),
+    ("cpu_bussy <= 80%", "(did you mean 'cpu_busy'?)"),
+    ("cpu_busy = 80%", "OP one of <=, <, >=, >"),
+    ("<= 80%", "expected FIGURE OP VALUE"),
+])
+def test_a_bad_limit_is_refused_naming_itself_and_what_is_expected(text, fragment):
+    with pytest.raises(OltpsimError) as info:
+        cp.parse_limit(text)
+    assert text in str(info.value) and fragment in str(info.value), str(info.value)
+
+
+def test_a_limit_holds_only_on_a_number_that_meets_it():
+    lim = cp.parse_limit("cpu_busy <= 80%")
+    assert lim.holds({"cpu_idle": 20.0}) and not lim.holds({"cpu_idle": 19.9})
+    assert not cp.parse_limit("tpm >= 1").holds({"tpm": float("nan")})   # no figure meets no limit
+
+
+QUICK = {"profile": "t5220", "workload": "tpcc", "think_time": "0 s", "keying_time": "0 s", "run.warmup": "1 s",
+         "run.batch": "0.5 s", "run.max_time": "4 s", "run.target_half_width": "50%"}
+
+
+def test_the_capacity_is_met_by_its_run_and_broken_just_above_by_oltpsim_runs_own(tmp_path):
+    from sim import scenario
+    from sim.run import run
+
+    # New-Order's p90 on the T5220 with no think time: ~11 ms up to 16 users, then rising as strands share pipelines
+    cap = cp.capacity({}, ["rt.new_order.p90 <= 15 ms"], start=8, precision=0.1, overrides=QUICK)
+    best, past = cap.best, cap.past
+    assert best is not None and past is not None and best.meets and not past.meets
+    assert past.value - best.value <= max(1, math.floor(0.1 * best.value))
+    assert all(p.meets == (p.value <= best.value) for p in cap.probes)     # monotone here: a clean bracket
+    for p in (best, past):   # each probe is the run `oltpsim run --set users=N` gives, figure for figure
+        alone = run(scenario.load(None, {**QUICK, "users": p.value}))
+        assert alone.flat()["rt.new_order.p90"] == p.row["rt.new_order.p90"] and alone.tpm == p.row["tpm"]
+    assert cap.answer().startswith(f"Capacity: users={best.value} (")
+    table = cap.table
+    assert list(table["users"]) == sorted(p.value for p in cap.probes) and table["meets"].sum() >= 1
+
+
+def test_a_refused_load_is_past_the_capacity_but_a_refused_start_is_bad_input():
+    # 2 warehouses take 20 terminals with keying and think times: more users are refused, so the capacity is 20
+    fixed = {"profile": "t5220", "workload": "tpcc", "warehouses": 2, "run.max_time": "2 s", "run.warmup": "1 s"}
+    cap = cp.capacity({}, ["cpu_busy <= 100%"], start=5, precision=0.0, overrides=fixed)
+    assert cap.value == 20 and cap.past.value == 21 and cap.past.broke[0].startswith("refused: ")
+    with pytest.raises(ConfigError, match=r"^<command line>: database\.db_cache: got 'abc'"):
+        cp.capacity({}, ["cpu_busy <= 80%"], overrides={**fixed, "database.db_cache": "abc"})
+    with pytest.raises(OltpsimError, match="the setting the search varies"):
+        cp.capacity({}, ["cpu_busy <= 80%"], overrides={**fixed, "users": 8})
+    with pytest.raises(OltpsimError, match=r"capacity: think_time: 1 is not a value it takes \(got 1 \(missing unit\).*expected a whole-number"):
+        cp.capacity({}, ["cpu_busy <= 80%"], setting="think_time", overrides={**fixed, "users": 8})
+
+
+def test_cli_capacity_prints_the_bracket_and_writes_json(tmp_path):
+    from tests.test_bad_input import _cli
+
+    sets = [a for k, v in QUICK.items() if k not in ("profile", "workload") for a in ("--set", f"{k}={v}")]
+    out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", *sets, "--limit", "rt.new_order.p90 <= 15 ms",
+               "--from", "16", "--precision", "25%", "--json", str(tmp_path / "cap.json"))
+    assert out.returncode == 0, out.stderr[-500:]
+    data = json.loads((tmp_path / "cap.json").read_text())
+    assert out.stdout.strip().splitlines()[-1] == data["answer"] and data["capacity"] < data["past"]
+    out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", "--limit", "cpu_busy <= 80")
+    assert out.returncode == 2 and "expected a percentage" in out.stderr and "Traceback" not in out.stderr
