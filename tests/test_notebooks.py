@@ -1,8 +1,8 @@
 """Notebooks are tests: each executes top to bottom in its own kernel (a failing cell fails CI).
 
 They are the longest tests (one takes ~2 minutes): tests/conftest.py starts them first, longest
-first, so that under xdist (`-n auto --dist worksteal`, pyproject's default) the other tests fill the cores around
-them instead of waiting for them at the end."""
+first, so that under xdist (`-n auto --dist worksteal`, pyproject's default) the other tests fill
+the cores around them instead of waiting for them at the end."""
 
 from __future__ import annotations
 
