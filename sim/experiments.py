@@ -50,6 +50,25 @@ class MetricSpec:
             return "points", float(t[: -len("points")])
         raise ValueError(t)
 
+    def check_published(self, src: Source, value: Any) -> None:
+        """A published value the scoring can compare (it subtracted and divided after every row had run:
+        '1000 TPM' or [1000] ended reproduce in a TypeError, 0 under a relative tolerance in a division
+        by zero)."""
+        kind, _tol = self.rule()
+        if kind == "equal":   # an outcome ('out_of_memory') or a count, compared as given
+            return
+        def number(v: Any) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if self.result == "cpu":
+            if not (isinstance(value, list) and len(value) == 3 and all(number(v) for v in value)):
+                raise src.bad(value, "[idle, usr, sys]: three numbers in %, as vmstat's id, us and sy")
+        elif not number(value):
+            unit = self.unit or "the figure's unit"
+            raise src.bad(value, f"a number, in {unit} (no unit written)")
+        elif kind == "relative" and value == 0:
+            raise src.bad(value, f"a number other than 0: tolerance {self.tolerance} is a share of it (an "
+                                 "absolute one is written as '5 points')")
+
 
 @dataclass(frozen=True, kw_only=True)
 class RowSpec:
@@ -83,6 +102,7 @@ class ExperimentSpec:
                 if name not in self.metrics:
                     raise src.at("rows").at(i).at("published").at(name).error(
                         f"no metric of that name{suggest(name, self.metrics)}; metrics: {', '.join(self.metrics)}")
+                self.metrics[name].check_published(src.at("rows").at(i).at("published").at(name), row.published[name])
         labels = [r.label for r in self.rows]
         for name, m in self.metrics.items():
             if m.relative_to is not None and m.relative_to not in labels:

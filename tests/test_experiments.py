@@ -228,3 +228,25 @@ def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(t
     bad.write_text(_my_table(1, 1).replace("tolerance: 10%", "tolerance: lots"))
     with pytest.raises(OltpsimError, match=r"bad\.yaml.*metrics\.tpm\.tolerance: got 'lots'"):
         ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("published, expected", [
+    ('"1000 TPM"', "a number"),            # a unit written in: the scoring subtracted a string, after the runs
+    ("[1000]", "a number"),                # a list for a single figure: 'float' object is not iterable
+    ("true", "a number"),                  # counted as 1
+    ("0", "a number other than 0"),               # a relative tolerance of 0: ZeroDivisionError
+])
+def test_a_published_value_that_cannot_be_scored_is_refused_at_its_key(tmp_path, published, expected):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 1000).replace("tpm: 1000}", f"tpm: {published}}}", 1))
+    with pytest.raises(OltpsimError, match=rf"bad\.yaml: rows\[0\]\.published\.tpm: got .*; expected {expected}"):
+        ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("cpu", ["98", "[98, 2]", "[98, 2, x]"])
+def test_a_published_cpu_that_is_not_idle_usr_sys_is_refused_at_its_key(tmp_path, cpu):
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000).replace("  tpm: {", '  cpu: {result: cpu, unit: "% idle/usr/sys", tolerance: 5 points}\n  tpm: {', 1)
+    bad.write_text(text.replace("tpm: 1000}", f"tpm: 1000, cpu: {cpu}}}", 1))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[0\]\.published\.cpu: got .*; expected \[idle, usr, sys\]"):
+        ex.select([str(bad)])
