@@ -98,6 +98,10 @@ class ExperimentSpec:
 
     def check(self, src: Source) -> None:
         for i, row in enumerate(self.rows):
+            first = next(j for j, r in enumerate(self.rows) if r.label == row.label)
+            if first < i:   # results are keyed by label: the first row would be scored on the second's run
+                raise src.at("rows").at(i).at("label").bad(row.label, f"a label no other row has (rows[{first}] "
+                                                           "has it)")
             for name in row.published:
                 if name not in self.metrics:
                     raise src.at("rows").at(i).at("published").at(name).error(

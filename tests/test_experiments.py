@@ -250,3 +250,13 @@ def test_a_published_cpu_that_is_not_idle_usr_sys_is_refused_at_its_key(tmp_path
     bad.write_text(text.replace("tpm: 1000}", f"tpm: 1000, cpu: {cpu}}}", 1))
     with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[0\]\.published\.cpu: got .*; expected \[idle, usr, sys\]"):
         ex.select([str(bad)])
+
+
+def test_two_rows_of_one_label_are_refused(tmp_path):
+    """Results are keyed by row label: the first row was scored against the second's run."""
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000).replace("label: 8 users", "label: 4 users").split("claims:")[0]
+    bad.write_text(text + "rows:" + _my_table(1000, 1000).replace("label: 8 users", "label: 4 users").split("rows:")[1])
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[1\]\.label: got '4 users'; expected a label no "
+                                           r"other row has \(rows\[0\] has it\)"):
+        ex.select([str(bad)])
