@@ -38,17 +38,21 @@ class MetricSpec:
         try:
             self.rule()
         except ValueError:
-            raise src.at("tolerance").bad(self.tolerance, '"10%", "5 points" or "equal"') from None
+            raise src.at("tolerance").bad(self.tolerance, '"10%", "5 points" (a finite number, 0 or more) or "equal"') from None
 
     def rule(self) -> tuple[str, float]:
         t = self.tolerance.strip()
         if t == "equal":
             return "equal", 0.0
         if t.endswith("%"):
-            return "relative", float(t[:-1]) / 100.0
-        if t.endswith("points"):
-            return "points", float(t[: -len("points")])
-        raise ValueError(t)
+            kind, tol = "relative", float(t[:-1]) / 100.0
+        elif t.endswith("points"):
+            kind, tol = "points", float(t[: -len("points")])
+        else:
+            raise ValueError(t)
+        if not (math.isfinite(tol) and tol >= 0):   # -10% or nan% failed every figure, inf% passed every one
+            raise ValueError(t)
+        return kind, tol
 
     def check_published(self, src: Source, value: Any) -> None:
         """A published value the scoring can compare (it subtracted and divided after every row had run:

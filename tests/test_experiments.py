@@ -260,3 +260,17 @@ def test_two_rows_of_one_label_are_refused(tmp_path):
     with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[1\]\.label: got '4 users'; expected a label no "
                                            r"other row has \(rows\[0\] has it\)"):
         ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("tolerance", ["-10%", "nan%", "inf%", "-1 points"])
+def test_a_tolerance_no_figure_can_meet_or_every_figure_meets_is_refused(tmp_path, tolerance):
+    """-10% or nan% scored every figure NO (inf% every one yes) with no word of the tolerance."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 1000).replace("tolerance: 10%", f"tolerance: {tolerance}"))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: metrics\.tpm\.tolerance: got '.*'; expected"):
+        ex.select([str(bad)])
+    if tolerance.endswith("%"):   # a claim's tolerance too
+        close = "kind: close, series: [4 users, 8 users], tolerance: " + tolerance
+        bad.write_text(_my_table(1000, 1000).replace('kind: rising, series: ["{} users"], points: ["4", "8"]', close))
+        with pytest.raises(OltpsimError, match=r"bad\.yaml: claims\[0\]\.tolerance: got '.*'; expected"):
+            ex.select([str(bad)])
