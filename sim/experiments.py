@@ -306,9 +306,30 @@ def _spread(values: list[Any], kind: str, pub: Any) -> float | None:
     return hw / abs(pub) if kind == "relative" and isinstance(pub, (int, float)) and pub else hw
 
 
+# Result fields that are not figures of a run
+_NOT_FIGURES = ("label", "profile", "workload", "inputs", "extra")
+
+
+def _check_figures(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> None:
+    """Every figure a metric or `predict` names is one the runs have: a misspelt one ('elapsd') printed
+    '—' for every row, scored NO. A workload's own figures (extra) are known only once the rows have run."""
+    ran = [r for row in exp.rows for r in results[(exp.id, row.label)] if r.status == "ok"]
+    if not ran:
+        return
+    names = ["cpu", "throughput", *(f.name for f in dataclasses.fields(Result) if f.name not in _NOT_FIGURES)]
+    names += [k for k in dict.fromkeys(k for r in ran for k in r.extra)]   # (a row may run another workload)
+    named = [(f"metrics.{k}.result", m.result) for k, m in exp.metrics.items()]
+    named += [(f"predict[{i}]", name) for i, name in enumerate(exp.predict)]
+    for key, name in named:
+        if name not in names:
+            raise OltpsimError(f"experiment {exp.id}: {key}: got {name!r}{suggest(name, names)}; expected a figure "
+                               f"its {'/'.join(dict.fromkeys(r.workload for r in ran))} runs have: {', '.join(names)}")
+
+
 def score(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> list[Figure]:
     """Each row's figures beside its published values; a row run under several seeds is scored on
     its mean (a change relative to another row: seed by seed, then the mean)."""
+    _check_figures(exp, results)
     figures = []
     for row in exp.rows:
         runs = results[(exp.id, row.label)]
