@@ -101,6 +101,8 @@ class ExperimentSpec:
         return claim.metric if claim.metric is not None else next(iter(self.metrics))
 
     def check(self, src: Source) -> None:
+        if not self.rows:   # (reproduce printed an empty scoreboard, '0/0 figures within tolerance', and exit 0)
+            raise src.at("rows").bad([], "at least one row: a label, the settings that differ and what was measured")
         for i, row in enumerate(self.rows):
             first = next(j for j, r in enumerate(self.rows) if r.label == row.label)
             if first < i:   # results are keyed by label: the first row would be scored on the second's run

@@ -288,3 +288,10 @@ def test_a_figure_the_runs_do_not_have_is_refused_with_the_ones_they_have(tmp_pa
     with pytest.raises(OltpsimError, match=rf"experiment mine\.t5220_users: {key}: got 'tpmm' \(did you mean 'tpm'\?\); "
                                            r"expected a figure its tpcc runs have: cpu, throughput, .*new_order_tpm"):
         ex.score(exps[0], ex.run_experiments(exps, jobs=1))
+
+
+def test_an_experiment_without_rows_is_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: got \[\]; expected at least one row"):
+        ex.select([str(bad)])
