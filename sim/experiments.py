@@ -38,17 +38,40 @@ class MetricSpec:
         try:
             self.rule()
         except ValueError:
-            raise src.at("tolerance").bad(self.tolerance, '"10%", "5 points" or "equal"') from None
+            raise src.at("tolerance").bad(self.tolerance, '"10%", "5 points" (a finite number, 0 or more) or "equal"') from None
 
     def rule(self) -> tuple[str, float]:
         t = self.tolerance.strip()
         if t == "equal":
             return "equal", 0.0
         if t.endswith("%"):
-            return "relative", float(t[:-1]) / 100.0
-        if t.endswith("points"):
-            return "points", float(t[: -len("points")])
-        raise ValueError(t)
+            kind, tol = "relative", float(t[:-1]) / 100.0
+        elif t.endswith("points"):
+            kind, tol = "points", float(t[: -len("points")])
+        else:
+            raise ValueError(t)
+        if not (math.isfinite(tol) and tol >= 0):   # -10% or nan% failed every figure, inf% passed every one
+            raise ValueError(t)
+        return kind, tol
+
+    def check_published(self, src: Source, value: Any) -> None:
+        """A published value the scoring can compare (it subtracted and divided after every row had run:
+        '1000 TPM' or [1000] ended reproduce in a TypeError, 0 under a relative tolerance in a division
+        by zero)."""
+        kind, _tol = self.rule()
+        if kind == "equal":   # an outcome ('out_of_memory') or a count, compared as given
+            return
+        def number(v: Any) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if self.result == "cpu":
+            if not (isinstance(value, list) and len(value) == 3 and all(number(v) for v in value)):
+                raise src.bad(value, "[idle, usr, sys]: three numbers in %, as vmstat's id, us and sy")
+        elif not number(value):
+            unit = self.unit or "the figure's unit"
+            raise src.bad(value, f"a number, in {unit} (no unit written)")
+        elif kind == "relative" and value == 0:
+            raise src.bad(value, f"a number other than 0: tolerance {self.tolerance} is a share of it (an "
+                                 "absolute one is written as '5 points')")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,11 +101,18 @@ class ExperimentSpec:
         return claim.metric if claim.metric is not None else next(iter(self.metrics))
 
     def check(self, src: Source) -> None:
+        if not self.rows:   # (reproduce printed an empty scoreboard, '0/0 figures within tolerance', and exit 0)
+            raise src.at("rows").bad([], "at least one row: a label, the settings that differ and what was measured")
         for i, row in enumerate(self.rows):
+            first = next(j for j, r in enumerate(self.rows) if r.label == row.label)
+            if first < i:   # results are keyed by label: the first row would be scored on the second's run
+                raise src.at("rows").at(i).at("label").bad(row.label, f"a label no other row has (rows[{first}] "
+                                                           "has it)")
             for name in row.published:
                 if name not in self.metrics:
                     raise src.at("rows").at(i).at("published").at(name).error(
                         f"no metric of that name{suggest(name, self.metrics)}; metrics: {', '.join(self.metrics)}")
+                self.metrics[name].check_published(src.at("rows").at(i).at("published").at(name), row.published[name])
         labels = [r.label for r in self.rows]
         for name, m in self.metrics.items():
             if m.relative_to is not None and m.relative_to not in labels:
@@ -278,9 +308,30 @@ def _spread(values: list[Any], kind: str, pub: Any) -> float | None:
     return hw / abs(pub) if kind == "relative" and isinstance(pub, (int, float)) and pub else hw
 
 
+# Result fields that are not figures of a run
+_NOT_FIGURES = ("label", "profile", "workload", "inputs", "extra")
+
+
+def _check_figures(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> None:
+    """Every figure a metric or `predict` names is one the runs have: a misspelt one ('elapsd') printed
+    '—' for every row, scored NO. A workload's own figures (extra) are known only once the rows have run."""
+    ran = [r for row in exp.rows for r in results[(exp.id, row.label)] if r.status == "ok"]
+    if not ran:
+        return
+    names = ["cpu", "throughput", *(f.name for f in dataclasses.fields(Result) if f.name not in _NOT_FIGURES)]
+    names += [k for k in dict.fromkeys(k for r in ran for k in r.extra)]   # (a row may run another workload)
+    named = [(f"metrics.{k}.result", m.result) for k, m in exp.metrics.items()]
+    named += [(f"predict[{i}]", name) for i, name in enumerate(exp.predict)]
+    for key, name in named:
+        if name not in names:
+            raise OltpsimError(f"experiment {exp.id}: {key}: got {name!r}{suggest(name, names)}; expected a figure "
+                               f"its {'/'.join(dict.fromkeys(r.workload for r in ran))} runs have: {', '.join(names)}")
+
+
 def score(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> list[Figure]:
     """Each row's figures beside its published values; a row run under several seeds is scored on
     its mean (a change relative to another row: seed by seed, then the mean)."""
+    _check_figures(exp, results)
     figures = []
     for row in exp.rows:
         runs = results[(exp.id, row.label)]

@@ -47,7 +47,10 @@ class ClaimSpec:
         t = self.tolerance.strip()
         if not t.endswith("%"):
             raise ValueError(t)
-        return float(t[:-1]) / 100.0
+        out = float(t[:-1]) / 100.0
+        if not (math.isfinite(out) and out >= 0):   # (-5% held for no series, nan% for none either)
+            raise ValueError(t)
+        return out
 
     def labels(self) -> list[list[str]]:
         if not self.points:
@@ -68,7 +71,7 @@ class ClaimSpec:
         try:
             self.fraction()
         except ValueError:
-            raise src.at("tolerance").bad(self.tolerance, 'a percentage, e.g. "5%"') from None
+            raise src.at("tolerance").bad(self.tolerance, 'a percentage, 0 or more, e.g. "5%"') from None
 
     def check_rows(self, src: Source, published: dict[str, dict[str, Any]], metric: str) -> None:
         """Every label the series name is a row, with `metric` published or nothing published (a withheld

@@ -228,3 +228,70 @@ def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(t
     bad.write_text(_my_table(1, 1).replace("tolerance: 10%", "tolerance: lots"))
     with pytest.raises(OltpsimError, match=r"bad\.yaml.*metrics\.tpm\.tolerance: got 'lots'"):
         ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("published, expected", [
+    ('"1000 TPM"', "a number"),            # a unit written in: the scoring subtracted a string, after the runs
+    ("[1000]", "a number"),                # a list for a single figure: 'float' object is not iterable
+    ("true", "a number"),                  # counted as 1
+    ("0", "a number other than 0"),               # a relative tolerance of 0: ZeroDivisionError
+])
+def test_a_published_value_that_cannot_be_scored_is_refused_at_its_key(tmp_path, published, expected):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 1000).replace("tpm: 1000}", f"tpm: {published}}}", 1))
+    with pytest.raises(OltpsimError, match=rf"bad\.yaml: rows\[0\]\.published\.tpm: got .*; expected {expected}"):
+        ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("cpu", ["98", "[98, 2]", "[98, 2, x]"])
+def test_a_published_cpu_that_is_not_idle_usr_sys_is_refused_at_its_key(tmp_path, cpu):
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000).replace("  tpm: {", '  cpu: {result: cpu, unit: "% idle/usr/sys", tolerance: 5 points}\n  tpm: {', 1)
+    bad.write_text(text.replace("tpm: 1000}", f"tpm: 1000, cpu: {cpu}}}", 1))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[0\]\.published\.cpu: got .*; expected \[idle, usr, sys\]"):
+        ex.select([str(bad)])
+
+
+def test_two_rows_of_one_label_are_refused(tmp_path):
+    """Results are keyed by row label: the first row was scored against the second's run."""
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000).replace("label: 8 users", "label: 4 users").split("claims:")[0]
+    bad.write_text(text + "rows:" + _my_table(1000, 1000).replace("label: 8 users", "label: 4 users").split("rows:")[1])
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[1\]\.label: got '4 users'; expected a label no "
+                                           r"other row has \(rows\[0\] has it\)"):
+        ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("tolerance", ["-10%", "nan%", "inf%", "-1 points"])
+def test_a_tolerance_no_figure_can_meet_or_every_figure_meets_is_refused(tmp_path, tolerance):
+    """-10% or nan% scored every figure NO (inf% every one yes) with no word of the tolerance."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 1000).replace("tolerance: 10%", f"tolerance: {tolerance}"))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: metrics\.tpm\.tolerance: got '.*'; expected"):
+        ex.select([str(bad)])
+    if tolerance.endswith("%"):   # a claim's tolerance too
+        close = "kind: close, series: [4 users, 8 users], tolerance: " + tolerance
+        bad.write_text(_my_table(1000, 1000).replace('kind: rising, series: ["{} users"], points: ["4", "8"]', close))
+        with pytest.raises(OltpsimError, match=r"bad\.yaml: claims\[0\]\.tolerance: got '.*'; expected"):
+            ex.select([str(bad)])
+
+
+@pytest.mark.parametrize("where", ["result", "predict"])
+def test_a_figure_the_runs_do_not_have_is_refused_with_the_ones_they_have(tmp_path, where):
+    """A misspelt figure printed '—' in every row (scored NO) with no word of why."""
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000)
+    text = text.replace("result: tpm", "result: tpmm") if where == "result" else text.replace("claims:", "predict: [tpmm]\nclaims:")
+    bad.write_text(text)
+    exps = ex.select([str(bad)])
+    key = r"metrics\.tpm\.result" if where == "result" else r"predict\[0\]"
+    with pytest.raises(OltpsimError, match=rf"experiment mine\.t5220_users: {key}: got 'tpmm' \(did you mean 'tpm'\?\); "
+                                           r"expected a figure its tpcc runs have: cpu, throughput, .*new_order_tpm"):
+        ex.score(exps[0], ex.run_experiments(exps, jobs=1))
+
+
+def test_an_experiment_without_rows_is_refused(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: got \[\]; expected at least one row"):
+        ex.select([str(bad)])

@@ -193,7 +193,7 @@ class PxStatement:
     """One parallel statement: a producer set scans granules of a segment and passes the rows
     (as MB-sized table-queue work items) to a consumer set; each consumer then runs `finish`.
 
-    A serial statement (DOP 1) is one process doing both halves. Rows go from producers to
+    A serial statement (DOP 1) is one process doing both halves in turn. Rows go from producers to
     consumers through one shared table queue: range or hash distribution spreads each
     granule's rows over all consumers, so in aggregate every consumer draws from the same
     stream. The queue holds two messages per consumer (bounded table-queue buffers), so a
@@ -217,15 +217,31 @@ class PxStatement:
         """Generator: the whole statement, from the first granule to the last consumer's finish."""
         env = self.env
         grans = deque(granules(self.size, self.dop, self.instance.spec.block_size))
+        if self.dop == 1:
+            # serial: one process processes what it read before reading on (a producer and a consumer
+            # overlapped the scan with the writes: more DB time than elapsed time)
+            session = self.instance.new_session()
+            yield from self._producer(session, grans, lambda n: self._take(session, n))
+            if self.finish is not None:
+                yield from self.finish(session, 0, self.consumed)
+            return
         tq = simpy.Store(env, capacity=2 * self.dop)
-        producers = [env.process(self._producer(self.instance.new_session(), grans, tq)) for _ in range(self.dop)]
+        def put(nbytes):
+            yield tq.put(nbytes)
+        producers = [env.process(self._producer(self.instance.new_session(), grans, put)) for _ in range(self.dop)]
         consumers = [env.process(self._consumer(self.instance.new_session(), tq, i)) for i in range(self.dop)]
         yield simpy.AllOf(env, producers)
         for _ in range(self.dop):
             yield tq.put(None)
         yield simpy.AllOf(env, consumers)
 
-    def _producer(self, session, grans: deque, tq: simpy.Store):
+    def _take(self, session, nbytes: float):
+        """Generator: the serial process consumes what it has just read."""
+        yield from self.consume(session, nbytes)
+        self.consumed += nbytes
+
+    def _producer(self, session, grans: deque, hand_on):
+        """`hand_on(bytes)`: a generator that puts them on the table queue, or (serial) consumes them."""
         mb = 1024.0 * 1024.0
         while grans:
             offset, nbytes = grans.popleft()
@@ -239,7 +255,7 @@ class PxStatement:
                 if pending >= self.message_bytes or pos >= end:
                     yield session.cpu(self.produce_ipm * pending / mb, self.sys_share)
                     self.scanned += pending
-                    yield tq.put(pending)
+                    yield from hand_on(pending)
                     pending = 0.0
 
     def _consumer(self, session, tq: simpy.Store, index: int):
