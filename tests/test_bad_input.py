@@ -284,6 +284,17 @@ def test_32k_blocks_need_a_64_bit_os():
     assert sc.params.read_size == 16384
 
 
+@pytest.mark.parametrize("key, value, fragment", [
+    ("kernel", "64 GB", "less than memory.size (64 GB)"), ("kernel", "100 GB", "what the kernel keeps"),
+    ("kernel_64", "1 TB", "less than memory.size"), ("line_size", "1 GB", "at most page_size (4 KB)")])
+def test_a_memory_the_kernel_fills_or_a_line_larger_than_a_page_is_refused_at_its_key(key, value, fragment):
+    # a kernel over physical memory ran, every run ending out of memory naming other settings; a 1 GB line ran
+    _refused(f"hardware.memory.{key}", repr(value), fragment, **{"users": "8", f"hardware.memory.{key}": value})
+    ok = {"kernel": "2 GB", "kernel_64": "2 GB", "line_size": "4 KB"}[key]
+    sc = scenario_mod.load(None, {"users": "8", f"hardware.memory.{key}": ok}, profile="t5220", workload="tpcc")
+    assert getattr(sc.profile.memory, key) > 0
+
+
 def test_a_tpcc_database_larger_than_its_data_device_is_refused():
     # 100,000 warehouses (~7.3 TB in 8 KB blocks) on the T5220's 438 GB mirrored array ran before
     _refused("params.warehouses", "100000", "fits on device 'array'", "the device holds",

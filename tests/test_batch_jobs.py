@@ -116,6 +116,21 @@ def test_rman_refuses_empty_or_non_positive_datafiles_and_a_database_larger_than
         scenario.load(None, {"channels": 1, "section_size": "0 MB"}, profile="t5220", workload="rman")
 
 
+@pytest.mark.parametrize("section_mb", [2.0, 1.0, 1e-6])
+def test_rman_makes_at_most_256_sections_of_a_file_covering_it_exactly(section_mb):
+    """RMAN enlarges a section size that would cut a file into more than 256 (11g/12c BACKUP reference): the
+    paper's 2 MB sections make 1,582 pieces, not 16,386, and a 1-byte section size still ends."""
+    sizes = rman.DATAFILES_MB
+    items = rman.work_items(sizes, section_mb)
+    assert len(items) == sum(min(256, math.ceil(s / section_mb - 1e-9)) for s in sizes)
+    for f, size in enumerate(sizes):
+        mine = [(off, mb) for g, off, mb in items if g == f]
+        assert len(mine) <= 256 and sum(mb for _, mb in mine) == pytest.approx(size, rel=1e-12)
+        assert all(a[0] + a[1] == pytest.approx(b[0], rel=1e-12) for a, b in zip(mine, mine[1:]))  # no gap, no overlap
+    if section_mb == 2.0:
+        assert len(items) == 1582
+
+
 @pytest.mark.parametrize("section", [None, "3 MB"])
 def test_rman_reads_every_datafile_byte_once_where_the_files_lie_one_after_another(section):
     """The datafiles lie one after another on their device; the channels read each byte of each file once,

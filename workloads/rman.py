@@ -7,7 +7,11 @@ the backup destination asynchronously. Without multisection a free channel takes
 datafile not yet started, so no channel count beats the largest file's time; channels beyond
 the number of files have nothing to do. With multisection every section is a backup piece of
 its own, and creating a piece is a control-file transaction: the channel takes the CF enqueue
-and waits for synchronous control-file writes, one channel at a time.
+and waits for synchronous control-file writes, one channel at a time. A file makes at most 256
+sections: RMAN enlarges a section size that would make more (Oracle Database Backup and Recovery
+Reference 11g/12c, BACKUP, SECTION SIZE: "RMAN increases the section size to a value that results in
+exactly 256 sections"; Oracle 11g New Features: "a maximum of 256 sections per file"), so 2 MB
+sections of the paper's database make 1,582 pieces, not 16,386, and any section size runs.
 
 Datafiles (DATAFILES_MB, 17 files, 32 GB in all; the paper gives only "17 datafiles of varying
 size" and 32 GB): the largest is fitted to tseries.rman, row 3 channels (the paper: "the
@@ -21,11 +25,15 @@ Constants (each with its source or the single published row it was fitted to):
   tseries.rman, row 1 channel (elapsed).
 - COMPRESSION_RATIO = 0.25: backup bytes per datafile byte; estimate for an OLTP database.
 - MPKI = 2: misses per 1000 instructions of the compressor; estimate.
-- CF_WRITES_PER_PIECE = 11: control-file writes (piece, set and datafile records, checkpoint
-  progress) per backup piece, each to every control-file copy: fitted to tseries.rman, row
-  25 channels (elapsed).
+- CF_WRITES_PER_PIECE = 117: control-file writes per backup piece, each to every control-file
+  copy: fitted to tseries.rman, row 25 channels (elapsed), under the 256-section limit. It stands
+  for the whole serial cost of creating a piece (~1.05 s on the uncached internal drives): a
+  piece's records (piece, set, datafile, checkpoint progress) need about a tenth of it, so the rest
+  is a serial per-piece cost the paper does not name (the ASM file creation and extent allocation,
+  not simulated, are candidates). 11 when fitted without the limit, over 16,386 pieces.
 - PIECE_INSTRUCTIONS = 5.5e8: CPU to open and close a piece (open the file in ASM, allocate and
-  initialise buffers and the compressor): fitted to the same row's usr column.
+  initialise buffers and the compressor): an estimate now; it was fitted to the 25-channel row's
+  usr column over 16,386 pieces, which the 256-section limit rules out.
 - CONTROL_FILE_COPIES = 2: multiplexed control files (Oracle's recommended minimum).
 - READ_SIZE = 1 MB: RMAN's disk input buffer size (11g); estimate of the buffer layout.
 """
@@ -46,11 +54,12 @@ DATAFILES_MB = (420.0, 360.0, 150.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 18.0, 15
 COMPRESS_INSTRUCTIONS_PER_MB = 2.9e8   # fitted: tseries.rman, 1 channel
 COMPRESSION_RATIO = 0.25
 MPKI = 2.0
-CF_WRITES_PER_PIECE = 11               # fitted: tseries.rman, 25 channels (elapsed)
-PIECE_INSTRUCTIONS = 5.5e8              # fitted: tseries.rman, 25 channels (usr)
+CF_WRITES_PER_PIECE = 117              # fitted: tseries.rman, 25 channels (elapsed), 256 sections a file at most
+PIECE_INSTRUCTIONS = 5.5e8              # estimate (fitted to 25 channels' usr before the 256-section limit)
 CONTROL_FILE_COPIES = 2
 CONTROL_FILE_WRITE = 16 * 1024.0
 READ_SIZE = 1.0 * MB
+MAX_SECTIONS = 256                     # RMAN's sections per file (11g, 12c)
 
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): backup pieces are control-file
@@ -91,6 +100,10 @@ def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tu
         return [(i, 0.0, sizes_mb[i]) for i in order]
     items = []
     for i, size in enumerate(sizes_mb):
+        if size > MAX_SECTIONS * section_mb:   # RMAN enlarges the sections so that the file makes exactly 256
+            step = size / MAX_SECTIONS
+            items += [(i, k * step, step) for k in range(MAX_SECTIONS)]
+            continue
         pos = 0.0
         while pos < size:
             items.append((i, pos, min(section_mb, size - pos)))

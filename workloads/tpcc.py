@@ -511,19 +511,18 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             params.users, f"at most 10 terminals per warehouse with TPC-C keying and think times "
                           f"({10 * params.warehouses} for {params.warehouses} warehouses)")
     db = spec.database
-    if db.db_cache is None:
-        return   # all cached: no datafiles in the model
     mix = {t: params.mix.get(t, 0.0) for t in TYPES}
     warehouses = warehouses_of(params)
     segs = tpcc_blocks.segments(warehouses, db.block_size, mix, LOGICAL_READS, params.hash_clusters)
-    if db.rollback_size is not None:
+    if db.db_cache is not None and db.rollback_size is not None:
         if tpcc_blocks.undo_blocks_per_tx(mix, db.block_size) <= 0.0:
             raise src.at("database").at("rollback_size").bad(
                 format_quantity(db.rollback_size, "size"),
                 "no database.rollback_size with a params.mix of transactions that change nothing (order_status, "
                 "stock_level): no undo is written, so it would change nothing; leave it out")
         segs = segs + [tpcc_blocks.undo_segment(mix, db.block_size, db.rollback_size)]
-    # the database must fit on the device that holds its datafiles (100,000 warehouses, 7.3 TB, ran on 1.1 TB)
+    # the database must fit on the device that holds its datafiles (100,000 warehouses, 7.3 TB, ran on 1.1 TB),
+    # all cached too: the cache holds a copy of what is stored there
     segs = [s for s in segs if s.name not in tpcc_blocks.WITHIN]   # the stored ones
     size, name = sum(s.blocks for s in segs) * db.block_size, data_device(db, profile.storage.device_names())
     if size > profile.storage.capacity(name):
@@ -533,6 +532,8 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             getattr(params, key), f"a database that fits on device {name!r}{where}: {warehouses} warehouses of "
             f"{format_quantity(db.block_size, 'size')} blocks are {format_quantity(size, 'size')}, the device holds "
             f"{format_quantity(profile.storage.capacity(name), 'size')} (set by {profile.storage.capacity_keys(name)})")
+    if db.db_cache is None:
+        return   # all cached: no datafiles in the model
     if db.datafile_size is not None:
         # a tablespace per table and index, plus the insert point (as _IoPlan lays them out)
         need = len(segs) + 1

@@ -80,6 +80,16 @@ class MemorySpec:
                                     "equal share of the total bandwidth (omit: one per socket)", default=None,
                                     minimum=1)
 
+    def check(self, src: Source) -> None:
+        for key in ("kernel", "kernel_64"):   # (it ran, and every run ended out of memory naming other settings)
+            value = getattr(self, key)
+            if value is not None and value >= self.size:
+                raise src.at(key).bad(format_quantity(value, "size"), f"less than memory.size "
+                                      f"({format_quantity(self.size, 'size')}): what the kernel keeps for itself")
+        if self.line_size > self.page_size:   # a 1 GB line made every strand's miss move a gigabyte
+            raise src.at("line_size").bad(format_quantity(self.line_size, "size"), f"at most page_size "
+                                          f"({format_quantity(self.page_size, 'size')}); a cache line is 32-128 B")
+
     def average_latency(self, sockets: int) -> float:
         """Latency seen by a strand when memory is interleaved evenly over the sockets."""
         if sockets == 1 or self.remote_latency is None:
