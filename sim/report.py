@@ -228,7 +228,10 @@ def _parallel(x: dict) -> str:
         items += [("PX servers started", f"{x['px_servers_started']:,}"), ("peak busy", f"{x['px_peak_busy']:,}"),
                   ("statements queued", f"{x['px_queued']}"), ("downgraded", f"{x['px_downgraded']}")]
     if x.get("channels_used"):
-        items += [("RMAN channels", f"{x['channels_used']}"), ("backup pieces", f"{x['pieces']:,}"),
+        used = f"{x['channels_used']}"
+        if x.get("channels", x["channels_used"]) > x["channels_used"]:   # a channel takes a file or section at a time
+            used += f" of {x['channels']} (no more than the {x['work_items']:,} files or sections)"
+        items += [("RMAN channels", used), ("backup pieces", f"{x['pieces']:,}"),
                   ("largest channel", f"{x['largest_channel_mb']:,.0f} MB")]
     return _line("Parallel", items)
 

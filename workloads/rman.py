@@ -164,6 +164,7 @@ class Workload(BatchWorkload):
         yield from session.control_file_transaction(CF_WRITES_PER_PIECE, CONTROL_FILE_WRITE, CONTROL_FILE_COPIES)
 
     def report(self, span: float) -> dict:
-        return {**super().report(span), "channels_used": self.channels_used, "pieces": self.pieces,
+        return {**super().report(span), "channels": self.params.channels, "channels_used": self.channels_used,
+                "pieces": self.pieces,
                 "work_items": len(self.items), "items_done": self.done_items,
                 "largest_channel_mb": max(self.per_channel_mb, default=0.0)}
