@@ -221,8 +221,8 @@ def test_a_batch_job_runs_to_its_end_unless_run_max_time_is_set():
 
 
 def test_an_out_of_memory_run_reports_its_outcome_and_no_figures():
-    sc = scenario.load(None, {"users": 8, "database.db_cache": "2 GB", "hardware.memory.size": "1 GB"},
-                       profile="t5220", workload="tpcc")
+    sc = scenario.load(None, {"users": 8, "database.db_cache": "2 GB", "hardware.memory.size": "1 GB",
+                              "hardware.memory.kernel": "128 MB"}, profile="t5220", workload="tpcc")
     r = run(sc)
     assert r.status == "out_of_memory" and "exceed physical memory" in r.message
     assert r.tpm is None and r.elapsed is None and r.top_events == [] and r.events == 0 and r.simulated_time == 0

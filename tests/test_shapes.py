@@ -103,7 +103,9 @@ def test_the_scoreboard_gives_each_claim_on_the_simulated_figures():
     exp = dataclasses.replace(exp, rows=tuple(rows))
 
     def board(tpms):
-        results = {(exp.id, r.label): [Result(r.label, "p", "tpcc", {}, tpm=t)] for r, t in zip(rows, tpms)}
+        # (a run has the figures its experiment predicts: the scoring checks that they exist)
+        results = {(exp.id, r.label): [Result(r.label, "p", "tpcc", {}, tpm=t, extra=dict.fromkeys(exp.predict, 0.0))]
+                   for r, t in zip(rows, tpms)}
         figures = ex.score(exp, results)
         verdicts = ex.check_claims(exp, figures)
         return verdicts, ex.scoreboard(figures, verdicts)
@@ -132,8 +134,8 @@ def test_a_claim_without_points_compares_the_rows_it_names():
 
     def close(four, three):
         elapsed = {"3 channels": three, "4 channels": four}
-        results = {(exp.id, r.label): [Result(r.label, "p", "rman", {}, elapsed=elapsed.get(r.label, 5000.0))]
-                   for r in exp.rows}
+        results = {(exp.id, r.label): [Result(r.label, "p", "rman", {}, elapsed=elapsed.get(r.label, 5000.0),
+                                              extra={"elapsed_s": elapsed.get(r.label, 5000.0)})] for r in exp.rows}
         (v,) = [v for v in ex.check_claims(exp, ex.score(exp, results)) if v.claim == claim.claim]
         return v.simulated
     assert close(3519.0, 3500.0) is True and close(3600.0, 3500.0) is False
