@@ -275,8 +275,23 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
         verdict = "meets" if p.meets else "breaks: " + "; ".join(p.broke)
         return f"{setting}={p.value}: {figures + ' -> ' if figures else ''}{verdict}"[:200]
 
+    bar: dict = {}   # the progress bar of the run in progress, on a terminal (a run can take minutes)
+
+    def progress(n: int, fraction: float) -> None:
+        if bar.get("n") != n:
+            from tqdm import tqdm
+            bar.update(n=n, bar=tqdm(total=100, desc=f"{setting}={n}", unit="%", leave=False, file=sys.stderr))
+        bar["bar"].n = int(100 * fraction)
+        bar["bar"].refresh()
+
+    def on_probe(p) -> None:
+        if bar:
+            bar.pop("bar").close()
+            bar.clear()
+        click.echo(shown(p), err=True)
+
     cap = cp.capacity(scenario_file or {}, lims, setting, start=start, stop=stop, precision=frac, overrides=fixed,
-                      on_probe=lambda p: click.echo(shown(p), err=True))
+                      on_probe=on_probe, progress=progress if sys.stderr.isatty() else None)
     rows = []
     for p in sorted(cap.probes, key=lambda p: p.value):
         ok = p.row.get("status") == "ok"
