@@ -288,7 +288,7 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
     click.echo("\n".join(line.rstrip() for line in text.splitlines()))
     click.echo(cap.answer())
     if json_file:
-        _write("--json", json_file, json.dumps(cp.to_dict(cap), indent=2, default=str))
+        _write("--json", json_file, json.dumps(cp.to_dict(cap), indent=2, default=str, allow_nan=False))
     if cap.best is None:
         sys.exit(1)
 

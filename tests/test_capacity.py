@@ -123,3 +123,19 @@ def test_cli_capacity_prints_the_bracket_and_writes_json(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == data["answer"] and data["capacity"] < data["past"]
     out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", "--limit", "cpu_busy <= 80")
     assert out.returncode == 2 and "expected a percentage" in out.stderr and "Traceback" not in out.stderr
+
+
+def _cap(*probes, limits=("cpu_busy <= 80%",)):
+    """A Capacity from synthetic probes, as the search would leave it."""
+    ok = [p for p in probes if p.meets]
+    past = [p for p in probes if not p.meets]
+    return cp.Capacity("users", [cp.parse_limit(t) for t in limits], list(probes), ok[-1] if ok else None,
+                       past[0] if past else None, 0.02)
+
+
+def test_the_json_is_standard_json_a_figure_that_is_not_a_number_is_null():
+    row = {"status": "ok", "workload": "slob", "cpu_idle": 50.0, "extra.iops": 0.0,
+           "extra.avg_read_wait_ms": float("nan"), "tpm_half_width": float("inf")}
+    data = json.loads(json.dumps(cp.to_dict(_cap(cp.Probe(4, row, []))), allow_nan=False))
+    figures = data["probes"][0]["figures"]
+    assert figures["extra.avg_read_wait_ms"] is None and figures["tpm_half_width"] is None
