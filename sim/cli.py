@@ -265,6 +265,10 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
         raise OltpsimError(f"--to {stop}: below --from {start}; expected at least {start}")
     fixed = _parse_sets(sets)
     if seed is not None:
+        given = fixed.get("run.seed")
+        if given is not None and parse_scalar(given) != seed:   # as `run`: which one was meant? refuse, never pick one
+            raise OltpsimError(f"--seed {seed} and --set run.seed={given}: two different seeds; give one of them "
+                               "(--seed N is the same as --set run.seed=N)")
         fixed["run.seed"] = str(seed)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
     _check_output_file("--json", json_file)

@@ -139,3 +139,12 @@ def test_the_json_is_standard_json_a_figure_that_is_not_a_number_is_null():
     data = json.loads(json.dumps(cp.to_dict(_cap(cp.Probe(4, row, []))), allow_nan=False))
     figures = data["probes"][0]["figures"]
     assert figures["extra.avg_read_wait_ms"] is None and figures["tpm_half_width"] is None
+
+
+def test_cli_capacity_refuses_two_different_seeds_as_run_does():
+    from tests.test_bad_input import _cli
+
+    out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", "--limit", "cpu_busy <= 80%",
+               "--seed", "3", "--set", "run.seed=4")
+    assert out.returncode == 2 and "--seed 3 and --set run.seed=4: two different seeds" in out.stderr, out.stderr
+    assert "users=" not in out.stderr   # refused before any run
