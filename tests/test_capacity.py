@@ -148,3 +148,24 @@ def test_cli_capacity_refuses_two_different_seeds_as_run_does():
                "--seed", "3", "--set", "run.seed=4")
     assert out.returncode == 2 and "--seed 3 and --set run.seed=4: two different seeds" in out.stderr, out.stderr
     assert "users=" not in out.stderr   # refused before any run
+
+
+def test_a_figure_missing_from_a_later_run_breaks_its_limit_not_the_search(monkeypatch):
+    import sim.run
+    from sim.result import Result
+
+    calls = []
+
+    def fake_run(sc, progress=None):   # 'log file sync' is among the top 5 events at the first load only
+        calls.append(sc)
+        events = [{"event": "log file sync", "waits": 10, "time_s": 0.01, "avg_ms": 1.0, "pct_call_time": 5.0}]
+        return Result("x", "t5220", "tpcc", {}, tpm=1000.0 * len(calls), cpu_idle=50.0,
+                      top_events=events if len(calls) == 1 else [])
+
+    monkeypatch.setattr(sim.run, "run", fake_run)
+    cap = cp.capacity({}, ["wait.log file sync.avg_ms <= 5 ms"], start=4, precision=0.0, overrides=QUICK)
+    assert (cap.value, cap.past.value) == (4, 5) and cap.past.broke == ["wait.log file sync.avg_ms none: not in this run"]
+    calls.clear()   # missing from the first run: a misspelt figure, refused before more runs
+    with pytest.raises(OltpsimError, match="the run has no figure wait.log file synk.avg_ms"):
+        cp.capacity({}, ["wait.log file synk.avg_ms <= 5 ms"], start=4, overrides=QUICK)
+    assert len(calls) == 1
