@@ -261,8 +261,15 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
                 if lim.figure in seen:   # an earlier run had it: this one lacks it (a wait event out of the top 5):
                     broke.append(f"{lim.figure} none: not in this run")   # not met, but the search goes on
                     continue
-                raise OltpsimError(f"--limit {lim.text!r}: the run has no figure {lim.figure}"
-                                   f"{suggest(lim.figure, list(row))}; its figures: the columns of Result.flat()")
+                # rt.TYPE.* and wait.EVENT.* exist only for types that completed and the top 5 events: a short
+                # run at a small load may have none, which is not a misspelling
+                prefix = lim.figure[:lim.figure.find(".") + 1]   # (a hint under another prefix only misleads)
+                why = {"rt.": "; a run has rt.TYPE.* only for transaction types that completed in it (a small --from or "
+                              "a short run may have none)",
+                       "wait.": "; a run has wait.EVENT.* only for its top 5 timed events"}.get(prefix, "")
+                raise OltpsimError(f"--limit {lim.text!r}: the run at {setting}={n} has no figure {lim.figure}"
+                                   f"{suggest(lim.figure, [k for k in row if k.startswith(prefix)])}{why}; "
+                                   "its figures: the columns of Result.flat()")
             seen.add(lim.figure)
             if not lim.holds(row):
                 broke.append(f"{lim.figure} {lim.shown(figure_value(row, lim.figure))}, not {lim.op} "

@@ -166,6 +166,17 @@ def test_a_figure_missing_from_a_later_run_breaks_its_limit_not_the_search(monke
     cap = cp.capacity({}, ["wait.log file sync.avg_ms <= 5 ms"], start=4, precision=0.0, overrides=QUICK)
     assert (cap.value, cap.past.value) == (4, 5) and cap.past.broke == ["wait.log file sync.avg_ms none: not in this run"]
     calls.clear()   # missing from the first run: a misspelt figure, refused before more runs
-    with pytest.raises(OltpsimError, match="the run has no figure wait.log file synk.avg_ms"):
+    with pytest.raises(OltpsimError, match="the run at users=4 has no figure wait.log file synk.avg_ms"):
         cp.capacity({}, ["wait.log file synk.avg_ms <= 5 ms"], start=4, overrides=QUICK)
     assert len(calls) == 1
+
+
+def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
+    # default think times, a 1.5 s run at 1 user: no New-Order completes, so the run has no rt.new_order.*
+    short = {"profile": "t5220", "workload": "tpcc", "run.warmup": "0.5 s", "run.batch": "0.5 s",
+             "run.max_time": "1.5 s", "run.min_batches": 3}
+    with pytest.raises(OltpsimError) as info:
+        cp.capacity({}, ["rt.new_order.p90 <= 15 ms"], overrides=short)
+    assert "the run at users=1 has no figure rt.new_order.p90" in str(info.value)
+    assert "only for transaction types that completed in it" in str(info.value), str(info.value)
+    assert "did you mean" not in str(info.value)   # not extra.new_order_tpm, another figure altogether
