@@ -44,6 +44,10 @@ def _kind(figure: str) -> str:
     last = figure.rsplit(".", 1)[-1]
     if figure == "elapsed" or (figure.startswith("rt.") and (last == "mean" or re.fullmatch(r"p\d+", last))):
         return "time"
+    # seconds by their name (wait.EVENT.time_s, extra.px_queue_time_s; not the rates, *_per_s) or as flat() says
+    if (figure.endswith("_s") and not figure.endswith("_per_s")) or figure in ("simulated_time", "measured_time",
+                                                                             "wall_time"):
+        return "time"
     if figure.endswith("_ms"):
         return "time_ms"
     if figure.startswith("cpu_") or figure.endswith(("_pct", "pct_call_time", "utilisation_mean")):

@@ -51,6 +51,9 @@ def test_a_limit_never_broken_within_the_range_says_the_capacity_may_be_higher()
     ("wait.log file sync.avg_ms <= 5 ms", "wait.log file sync.avg_ms", "<=", 5.0),
     ("run_queue <= 64", "run_queue", "<=", 64.0),
     ("tpm >= 1e5", "tpm", ">=", 1e5),
+    ("wait.log file sync.time_s <= 2 min", "wait.log file sync.time_s", "<=", 120.0),   # seconds by its name
+    ("wall_time <= 500 ms", "wall_time", "<=", 0.5),
+    ("throughput_per_s >= 100", "throughput_per_s", ">=", 100.0),                       # a rate, not a time
 ])
 def test_a_limit_is_read_in_its_figures_own_unit(text, figure, op, value):
     lim = cp.parse_limit(text)
