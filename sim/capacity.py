@@ -100,6 +100,8 @@ def parse_limit(text: str, where: str = "--limit") -> Limit:
             number = parse(value, "fraction") * 100.0
         else:
             number = float(value)
+        if not math.isfinite(number):   # float() takes 'nan' and 'inf': a limit no run, or every run, meets
+            raise ValueError(value)
     except (UnitError, ValueError) as exc:
         wanted = {"time": "a time with a unit, like '5 s' or '500 ms'", "time_ms": "a time with a unit, like '20 ms'",
                   "percent": "a percentage, like '80%'", "number": "a plain number (the figure has no unit)"}[kind]

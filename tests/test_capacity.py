@@ -67,6 +67,8 @@ def test_a_limit_is_read_in_its_figures_own_unit(text, figure, op, value):
     ("cpu_bussy <= 80%", "(did you mean 'cpu_busy'?)"),
     ("cpu_busy = 80%", "OP one of <=, <, >=, >"),
     ("<= 80%", "expected FIGURE OP VALUE"),
+    ("tpm >= nan", "expected a plain number"),
+    ("run_queue <= inf", "expected a plain number"),
 ])
 def test_a_bad_limit_is_refused_naming_itself_and_what_is_expected(text, fragment):
     with pytest.raises(OltpsimError) as info:
