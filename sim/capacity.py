@@ -157,6 +157,14 @@ class Capacity:
     def metric_label(self) -> str:
         return {"tpm": "TPM", "extra.iops": "IOPS"}.get(self.metric, self.metric)
 
+    def metric_shown(self, row: dict) -> str:
+        """The workload's figure in a run's row as printed: 339,960 (TPM), or a batch job's elapsed as a time
+        (its seconds bare, '11 elapsed', read as a count). '' for a run without it."""
+        x = figure_value(row, self.metric) if row.get("status") == "ok" else None
+        if x is None or math.isnan(x):
+            return ""
+        return format_quantity(x, "time") if _kind(self.metric) == "time" else f"{x:,.0f}"
+
     @property
     def table(self):
         """pandas: one row per probe, sorted by the setting: its value, whether it met the limits, what it
@@ -175,9 +183,9 @@ class Capacity:
             return (f"No capacity: at {self.setting}={self.past.value}, the smallest value tried, "
                     f"{'; '.join(self.past.broke)}.")
         text = f"Capacity: {self.setting}={self.best.value}"
-        x = figure_value(self.best.row, self.metric)
-        if x is not None and not math.isnan(x):
-            text += f" ({x:,.0f} {self.metric_label})"
+        shown = self.metric_shown(self.best.row)
+        if shown:
+            text += f" ({self.metric_label} {shown})" if _kind(self.metric) == "time" else f" ({shown} {self.metric_label})"
         text += f", within {within}."
         if self.past is None:
             return text + " Every value tried met the limits: the capacity may be higher than the range searched."

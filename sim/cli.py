@@ -284,8 +284,7 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
     rows = []
     for p in sorted(cap.probes, key=lambda p: p.value):
         ok = p.row.get("status") == "ok"
-        x = cp.figure_value(p.row, cap.metric) if ok else None
-        rows.append([p.value, "" if x is None or math.isnan(x) else f"{x:,.0f}",
+        rows.append([p.value, cap.metric_shown(p.row),
                      *(lim.shown(cp.figure_value(p.row, lim.figure)) if ok else "" for lim in lims),
                      "yes" if p.meets else "no: " + "; ".join(p.broke)[:90]])
     text = table([setting, cap.metric_label, *(lim.figure for lim in lims), "meets"], rows, "rr" + "r" * len(lims) + "l")

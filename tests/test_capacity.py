@@ -185,3 +185,10 @@ def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
     assert "the run at users=1 has no figure rt.new_order.p90" in str(info.value)
     assert "only for transaction types that completed in it" in str(info.value), str(info.value)
     assert "did you mean" not in str(info.value)   # not extra.new_order_tpm, another figure altogether
+
+
+def test_a_batch_jobs_elapsed_is_shown_as_a_time_not_a_count():
+    row = {"status": "ok", "workload": "ctas", "elapsed": 10.59, "cpu_idle": 98.5}
+    cap = _cap(cp.Probe(64, row, []), limits=("cpu_busy <= 90%",))
+    assert cap.metric == "elapsed" and cap.metric_shown(row) == "10.59 s"
+    assert cap.answer().startswith("Capacity: users=64 (elapsed 10.59 s), within"), cap.answer()
