@@ -224,12 +224,22 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
              on_probe: Callable[[Probe], None] | None = None, progress=None) -> Capacity:
     """The largest value of `setting` (a whole number) whose run meets every limit.
 
-    scenario: a scenario YAML path or mapping; limits: 'FIGURE OP VALUE' strings ('rt.new_order.p90 <= 5 s',
+    scenario: a scenario YAML path or mapping; limits: 'FIGURE OP VALUE' strings, or one ('rt.new_order.p90 <= 5 s',
     'cpu_busy <= 80%'), FIGURE a column of Result.flat() or cpu_busy; overrides: settings fixed for every probe.
     start/stop: the range searched; precision: how close the answer is to the first value that breaks a limit
     (0.02: within 2%, at least 1). `progress(value, fraction)` is called during each probe's run."""
     from sim.run import run
 
+    if isinstance(limits, (str, Limit)):   # one limit given alone: iterating a string would take its letters
+        limits = [limits]
+    if not isinstance(limits, (list, tuple)):
+        raise OltpsimError(f"capacity: limits: got {what_it_is(limits)} {limits!r}; expected a list of limits, e.g. "
+                           f"[{_EXAMPLES}]")
+    if not isinstance(setting, str) or not setting:
+        raise OltpsimError(f"capacity: setting: got {what_it_is(setting)} {setting!r}; " + _WHOLE)
+    if overrides is not None and not isinstance(overrides, dict):
+        raise OltpsimError(f"capacity: overrides: got {what_it_is(overrides)} {overrides!r}; expected a mapping of "
+                           "settings fixed for every run, e.g. {'profile': 't5220', 'think_time': '0 s'}")
     lims = [lim if isinstance(lim, Limit) else parse_limit(lim) for lim in limits]
     if not lims:
         raise OltpsimError("capacity: no limit given; expected one or more, e.g. " + _EXAMPLES)

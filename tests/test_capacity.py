@@ -192,3 +192,21 @@ def test_a_batch_jobs_elapsed_is_shown_as_a_time_not_a_count():
     cap = _cap(cp.Probe(64, row, []), limits=("cpu_busy <= 90%",))
     assert cap.metric == "elapsed" and cap.metric_shown(row) == "10.59 s"
     assert cap.answer().startswith("Capacity: users=64 (elapsed 10.59 s), within"), cap.answer()
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"limits": None}, "capacity: limits: got"),
+    ({"setting": None}, "capacity: setting: got"),
+    ({"setting": 5}, "capacity: setting: got"),
+    ({"overrides": "users=3"}, "capacity: overrides: got"),
+    ({"overrides": [("profile", "t5220")]}, "capacity: overrides: got"),
+])
+def test_the_python_api_refuses_bad_arguments_naming_them(kwargs, fragment):
+    args = {"limits": ["cpu_busy <= 80%"], "overrides": QUICK, **kwargs}
+    with pytest.raises(OltpsimError, match=fragment):
+        cp.capacity({}, args.pop("limits"), **args)
+
+
+def test_one_limit_given_as_a_string_is_one_limit():
+    cap = cp.capacity({}, "cpu_busy <= 80%", start=4, stop=4, overrides=QUICK)
+    assert [lim.figure for lim in cap.limits] == ["cpu_busy"] and cap.value == 4
