@@ -180,8 +180,16 @@ class Capacity:
         within = " and ".join(f"{lim.text} ({lim.shown(figure_value(self.best.row, lim.figure))})"
                               for lim in self.limits) if self.best else ""
         if self.best is None:
-            return (f"No capacity: at {self.setting}={self.past.value}, the smallest value tried, "
+            text = (f"No capacity: at {self.setting}={self.past.value}, the smallest value tried, "
                     f"{'; '.join(self.past.broke)}.")
+            # a lower bound (tpm >= X) broken at the start may be met at more load: the search, made for figures
+            # that worsen as the load grows, never looks there; say so rather than claim no load meets it
+            low = [lim.text for lim in self.limits if lim.op in (">", ">=") and self.past.row.get("status") == "ok"
+                   and not lim.holds(self.past.row)]
+            if low:
+                text += (f" {' and '.join(low)} may be met at a larger {self.setting}: the search only grows the load "
+                         "from --from while the limits are met; give a --from that meets them.")
+            return text
         text = f"Capacity: {self.setting}={self.best.value}"
         shown = self.metric_shown(self.best.row)
         if shown:

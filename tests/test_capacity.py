@@ -210,3 +210,11 @@ def test_the_python_api_refuses_bad_arguments_naming_them(kwargs, fragment):
 def test_one_limit_given_as_a_string_is_one_limit():
     cap = cp.capacity({}, "cpu_busy <= 80%", start=4, stop=4, overrides=QUICK)
     assert [lim.figure for lim in cap.limits] == ["cpu_busy"] and cap.value == 4
+
+
+def test_a_lower_bound_broken_at_the_start_is_not_called_no_capacity_without_a_word():
+    row = {"status": "ok", "workload": "tpcc", "tpm": 8880.0, "cpu_idle": 98.0}
+    cap = _cap(cp.Probe(1, row, ["tpm 8880, not >= 1e+05"]), limits=("tpm >= 100000", "cpu_busy <= 80%"))
+    assert cap.value is None and "tpm >= 100000 may be met at a larger users" in cap.answer(), cap.answer()
+    cap = _cap(cp.Probe(1, {**row, "cpu_idle": 10.0}, ["cpu_busy 90%"]), limits=("cpu_busy <= 80%",))
+    assert "may be met" not in cap.answer()   # an upper bound broken at the start: no capacity indeed
