@@ -75,7 +75,9 @@ class Limit:
         kind = _kind(self.figure)
         if kind == "time":
             return format_quantity(x, "time")
-        return {"time_ms": f"{x:.3g} ms", "percent": f"{x:.1f}%"}.get(kind, f"{x:.4g}")
+        # a large number whole ('339,960', as the TPM column), never '3.4e+05' beside it
+        number = f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}"
+        return {"time_ms": f"{x:.3g} ms", "percent": f"{x:.1f}%"}.get(kind, number)
 
 
 def parse_limit(text: str, where: str = "--limit") -> Limit:

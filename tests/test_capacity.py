@@ -218,3 +218,9 @@ def test_a_lower_bound_broken_at_the_start_is_not_called_no_capacity_without_a_w
     assert cap.value is None and "tpm >= 100000 may be met at a larger users" in cap.answer(), cap.answer()
     cap = _cap(cp.Probe(1, {**row, "cpu_idle": 10.0}, ["cpu_busy 90%"]), limits=("cpu_busy <= 80%",))
     assert "may be met" not in cap.answer()   # an upper bound broken at the start: no capacity indeed
+
+
+def test_a_large_figure_is_shown_whole_as_the_tpm_column_shows_it():
+    lim = cp.parse_limit("tpm >= 100000")
+    assert (lim.shown(339_960.0), lim.shown(lim.value), lim.shown(8880.0), lim.shown(26.79)) == \
+        ("339,960", "100,000", "8880", "26.79")
