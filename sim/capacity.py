@@ -197,6 +197,15 @@ class Capacity:
         if shown:
             text += f" ({self.metric_label} {shown})" if _kind(self.metric) == "time" else f" ({shown} {self.metric_label})"
         text += f", within {within}."
+        # the limits met do not say the load is worth it: past a peak (paging, contention) more users carry less
+        # work, which a planner must see beside the answer (not for a batch job's elapsed, lower is better)
+        x = figure_value(self.best.row, self.metric)
+        done = [(figure_value(p.row, self.metric), p) for p in self.probes
+                if p.meets and p.row.get("status") == "ok" and _kind(self.metric) != "time"]
+        peak = max(((y, p) for y, p in done if y is not None and not math.isnan(y)), default=None, key=lambda t: t[0])
+        if x is not None and peak and peak[0] > 1.05 * x:
+            text += (f" {self.metric_label} is higher at a smaller load, {self.metric_shown(peak[1].row)} at "
+                     f"{self.setting}={peak[1].value}: more {self.setting} carry less work.")
         if self.past is None:
             return text + " Every value tried met the limits: the capacity may be higher than the range searched."
         gap = self.past.value - self.best.value

@@ -224,3 +224,15 @@ def test_a_large_figure_is_shown_whole_as_the_tpm_column_shows_it():
     lim = cp.parse_limit("tpm >= 100000")
     assert (lim.shown(339_960.0), lim.shown(lim.value), lim.shown(8880.0), lim.shown(26.79)) == \
         ("339,960", "100,000", "8880", "26.79")
+
+
+def test_throughput_falling_under_more_load_is_said_beside_the_capacity():
+    def row(tpm):
+        return {"status": "ok", "workload": "tpcc", "tpm": tpm, "cpu_idle": 90.0}
+
+    cap = _cap(cp.Probe(4096, row(7360.0), []), cp.Probe(10752, row(1920.0), []),
+               cp.Probe(10880, {"status": "out_of_memory"}, ["out of memory"]))
+    assert cap.value == 10752
+    assert "TPM is higher at a smaller load, 7,360 at users=4096: more users carry less work." in cap.answer()
+    cap = _cap(cp.Probe(4096, row(7360.0), []), cp.Probe(8192, row(7300.0), []))   # within noise: nothing said
+    assert "higher at a smaller load" not in cap.answer()
