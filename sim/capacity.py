@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import workloads
 from sim.config import ConfigError, OltpsimError, suggest, what_it_is
-from sim.result import FIGURES, Result, known_figure
+from sim.result import FIGURES, Result, _finite, known_figure
 from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 from sim.units import UnitError, format_quantity, parse
 
@@ -43,6 +43,10 @@ def _kind(figure: str) -> str:
     """How a limit on this figure is written: a time ('5 s'), a percentage ('80%') or a plain number."""
     last = figure.rsplit(".", 1)[-1]
     if figure == "elapsed" or (figure.startswith("rt.") and (last == "mean" or re.fullmatch(r"p\d+", last))):
+        return "time"
+    # seconds by their name (wait.EVENT.time_s, extra.px_queue_time_s; not the rates, *_per_s) or as flat() says
+    if (figure.endswith("_s") and not figure.endswith("_per_s")) or figure in ("simulated_time", "measured_time",
+                                                                             "wall_time"):
         return "time"
     if figure.endswith("_ms"):
         return "time_ms"
@@ -71,7 +75,9 @@ class Limit:
         kind = _kind(self.figure)
         if kind == "time":
             return format_quantity(x, "time")
-        return {"time_ms": f"{x:.3g} ms", "percent": f"{x:.1f}%"}.get(kind, f"{x:.4g}")
+        # a large number whole ('339,960', as the TPM column), never '3.4e+05' beside it
+        number = f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}"
+        return {"time_ms": f"{x:.3g} ms", "percent": f"{x:.1f}%"}.get(kind, number)
 
 
 def parse_limit(text: str, where: str = "--limit") -> Limit:
@@ -96,6 +102,8 @@ def parse_limit(text: str, where: str = "--limit") -> Limit:
             number = parse(value, "fraction") * 100.0
         else:
             number = float(value)
+        if not math.isfinite(number):   # float() takes 'nan' and 'inf': a limit no run, or every run, meets
+            raise ValueError(value)
     except (UnitError, ValueError) as exc:
         wanted = {"time": "a time with a unit, like '5 s' or '500 ms'", "time_ms": "a time with a unit, like '20 ms'",
                   "percent": "a percentage, like '80%'", "number": "a plain number (the figure has no unit)"}[kind]
@@ -151,6 +159,14 @@ class Capacity:
     def metric_label(self) -> str:
         return {"tpm": "TPM", "extra.iops": "IOPS"}.get(self.metric, self.metric)
 
+    def metric_shown(self, row: dict) -> str:
+        """The workload's figure in a run's row as printed: 339,960 (TPM), or a batch job's elapsed as a time
+        (its seconds bare, '11 elapsed', read as a count). '' for a run without it."""
+        x = figure_value(row, self.metric) if row.get("status") == "ok" else None
+        if x is None or math.isnan(x):
+            return ""
+        return format_quantity(x, "time") if _kind(self.metric) == "time" else f"{x:,.0f}"
+
     @property
     def table(self):
         """pandas: one row per probe, sorted by the setting: its value, whether it met the limits, what it
@@ -166,13 +182,30 @@ class Capacity:
         within = " and ".join(f"{lim.text} ({lim.shown(figure_value(self.best.row, lim.figure))})"
                               for lim in self.limits) if self.best else ""
         if self.best is None:
-            return (f"No capacity: at {self.setting}={self.past.value}, the smallest value tried, "
+            text = (f"No capacity: at {self.setting}={self.past.value}, the smallest value tried, "
                     f"{'; '.join(self.past.broke)}.")
+            # a lower bound (tpm >= X) broken at the start may be met at more load: the search, made for figures
+            # that worsen as the load grows, never looks there; say so rather than claim no load meets it
+            low = [lim.text for lim in self.limits if lim.op in (">", ">=") and self.past.row.get("status") == "ok"
+                   and not lim.holds(self.past.row)]
+            if low:
+                text += (f" {' and '.join(low)} may be met at a larger {self.setting}: the search only grows the load "
+                         "from --from while the limits are met; give a --from that meets them.")
+            return text
         text = f"Capacity: {self.setting}={self.best.value}"
-        x = figure_value(self.best.row, self.metric)
-        if x is not None and not math.isnan(x):
-            text += f" ({x:,.0f} {self.metric_label})"
+        shown = self.metric_shown(self.best.row)
+        if shown:
+            text += f" ({self.metric_label} {shown})" if _kind(self.metric) == "time" else f" ({shown} {self.metric_label})"
         text += f", within {within}."
+        # the limits met do not say the load is worth it: past a peak (paging, contention) more users carry less
+        # work, which a planner must see beside the answer (not for a batch job's elapsed, lower is better)
+        x = figure_value(self.best.row, self.metric)
+        done = [(figure_value(p.row, self.metric), p) for p in self.probes
+                if p.meets and p.row.get("status") == "ok" and _kind(self.metric) != "time"]
+        peak = max(((y, p) for y, p in done if y is not None and not math.isnan(y)), default=None, key=lambda t: t[0])
+        if x is not None and peak and peak[0] > 1.05 * x:
+            text += (f" {self.metric_label} is higher at a smaller load, {self.metric_shown(peak[1].row)} at "
+                     f"{self.setting}={peak[1].value}: more {self.setting} carry less work.")
         if self.past is None:
             return text + " Every value tried met the limits: the capacity may be higher than the range searched."
         gap = self.past.value - self.best.value
@@ -210,12 +243,22 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
              on_probe: Callable[[Probe], None] | None = None, progress=None) -> Capacity:
     """The largest value of `setting` (a whole number) whose run meets every limit.
 
-    scenario: a scenario YAML path or mapping; limits: 'FIGURE OP VALUE' strings ('rt.new_order.p90 <= 5 s',
+    scenario: a scenario YAML path or mapping; limits: 'FIGURE OP VALUE' strings, or one ('rt.new_order.p90 <= 5 s',
     'cpu_busy <= 80%'), FIGURE a column of Result.flat() or cpu_busy; overrides: settings fixed for every probe.
     start/stop: the range searched; precision: how close the answer is to the first value that breaks a limit
     (0.02: within 2%, at least 1). `progress(value, fraction)` is called during each probe's run."""
     from sim.run import run
 
+    if isinstance(limits, (str, Limit)):   # one limit given alone: iterating a string would take its letters
+        limits = [limits]
+    if not isinstance(limits, (list, tuple)):
+        raise OltpsimError(f"capacity: limits: got {what_it_is(limits)} {limits!r}; expected a list of limits, e.g. "
+                           f"[{_EXAMPLES}]")
+    if not isinstance(setting, str) or not setting:
+        raise OltpsimError(f"capacity: setting: got {what_it_is(setting)} {setting!r}; " + _WHOLE)
+    if overrides is not None and not isinstance(overrides, dict):
+        raise OltpsimError(f"capacity: overrides: got {what_it_is(overrides)} {overrides!r}; expected a mapping of "
+                           "settings fixed for every run, e.g. {'profile': 't5220', 'think_time': '0 s'}")
     lims = [lim if isinstance(lim, Limit) else parse_limit(lim) for lim in limits]
     if not lims:
         raise OltpsimError("capacity: no limit given; expected one or more, e.g. " + _EXAMPLES)
@@ -243,6 +286,7 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
     if isinstance(resolved, bool) or not isinstance(resolved, int) or resolved != start:
         raise OltpsimError(f"capacity: {setting}: {start} runs as {resolved!r}; " + _WHOLE)
     results: dict[int, Result] = {}
+    seen: set[str] = set()   # the limits' figures some run has had (one no run has had is misspelt)
 
     def run_at(n: int) -> Probe:
         try:
@@ -257,8 +301,19 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
         broke = []
         for lim in lims:
             if figure_value(row, lim.figure) is None and lim.figure not in DERIVED:
-                raise OltpsimError(f"--limit {lim.text!r}: the run has no figure {lim.figure}"
-                                   f"{suggest(lim.figure, list(row))}; its figures: the columns of Result.flat()")
+                if lim.figure in seen:   # an earlier run had it: this one lacks it (a wait event out of the top 5):
+                    broke.append(f"{lim.figure} none: not in this run")   # not met, but the search goes on
+                    continue
+                # rt.TYPE.* and wait.EVENT.* exist only for types that completed and the top 5 events: a short
+                # run at a small load may have none, which is not a misspelling
+                prefix = lim.figure[:lim.figure.find(".") + 1]   # (a hint under another prefix only misleads)
+                why = {"rt.": "; a run has rt.TYPE.* only for transaction types that completed in it (a small --from or "
+                              "a short run may have none)",
+                       "wait.": "; a run has wait.EVENT.* only for its top 5 timed events"}.get(prefix, "")
+                raise OltpsimError(f"--limit {lim.text!r}: the run at {setting}={n} has no figure {lim.figure}"
+                                   f"{suggest(lim.figure, [k for k in row if k.startswith(prefix)])}{why}; "
+                                   "its figures: the columns of Result.flat()")
+            seen.add(lim.figure)
             if not lim.holds(row):
                 broke.append(f"{lim.figure} {lim.shown(figure_value(row, lim.figure))}, not {lim.op} "
                              f"{lim.shown(lim.value)}")
@@ -269,8 +324,9 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
 
 
 def to_dict(cap: Capacity) -> dict[str, Any]:
-    """What --json writes: the answer, the limits and every probe's figures."""
-    return {"setting": cap.setting, "capacity": cap.value, "answer": cap.answer(), "precision": cap.precision,
-            "limits": [dataclasses.asdict(lim) for lim in cap.limits],
-            "past": cap.past.value if cap.past else None,
-            "probes": [{"value": p.value, "meets": p.meets, "broke": p.broke, "figures": p.row} for p in cap.probes]}
+    """What --json writes: the answer, the limits and every probe's figures. A figure that is not a number
+    (SLOB's read wait with no reads, an infinite interval) is null, as in Result.to_json: NaN is not JSON."""
+    return _finite({"setting": cap.setting, "capacity": cap.value, "answer": cap.answer(), "precision": cap.precision,
+                   "limits": [dataclasses.asdict(lim) for lim in cap.limits],
+                   "past": cap.past.value if cap.past else None,
+                   "probes": [{"value": p.value, "meets": p.meets, "broke": p.broke, "figures": p.row} for p in cap.probes]})

@@ -265,6 +265,10 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
         raise OltpsimError(f"--to {stop}: below --from {start}; expected at least {start}")
     fixed = _parse_sets(sets)
     if seed is not None:
+        given = fixed.get("run.seed")
+        if given is not None and parse_scalar(given) != seed:   # as `run`: which one was meant? refuse, never pick one
+            raise OltpsimError(f"--seed {seed} and --set run.seed={given}: two different seeds; give one of them "
+                               "(--seed N is the same as --set run.seed=N)")
         fixed["run.seed"] = str(seed)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
     _check_output_file("--json", json_file)
@@ -295,15 +299,14 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
     rows = []
     for p in sorted(cap.probes, key=lambda p: p.value):
         ok = p.row.get("status") == "ok"
-        x = cp.figure_value(p.row, cap.metric) if ok else None
-        rows.append([p.value, "" if x is None or math.isnan(x) else f"{x:,.0f}",
+        rows.append([p.value, cap.metric_shown(p.row),
                      *(lim.shown(cp.figure_value(p.row, lim.figure)) if ok else "" for lim in lims),
                      "yes" if p.meets else "no: " + "; ".join(p.broke)[:90]])
     text = table([setting, cap.metric_label, *(lim.figure for lim in lims), "meets"], rows, "rr" + "r" * len(lims) + "l")
     click.echo("\n".join(line.rstrip() for line in text.splitlines()))
     click.echo(cap.answer())
     if json_file:
-        _write("--json", json_file, json.dumps(cp.to_dict(cap), indent=2, default=str))
+        _write("--json", json_file, json.dumps(cp.to_dict(cap), indent=2, default=str, allow_nan=False))
     if cap.best is None:
         sys.exit(1)
 

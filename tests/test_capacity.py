@@ -51,6 +51,9 @@ def test_a_limit_never_broken_within_the_range_says_the_capacity_may_be_higher()
     ("wait.log file sync.avg_ms <= 5 ms", "wait.log file sync.avg_ms", "<=", 5.0),
     ("run_queue <= 64", "run_queue", "<=", 64.0),
     ("tpm >= 1e5", "tpm", ">=", 1e5),
+    ("wait.log file sync.time_s <= 2 min", "wait.log file sync.time_s", "<=", 120.0),   # seconds by its name
+    ("wall_time <= 500 ms", "wall_time", "<=", 0.5),
+    ("throughput_per_s >= 100", "throughput_per_s", ">=", 100.0),                       # a rate, not a time
 ])
 def test_a_limit_is_read_in_its_figures_own_unit(text, figure, op, value):
     lim = cp.parse_limit(text)
@@ -64,6 +67,8 @@ def test_a_limit_is_read_in_its_figures_own_unit(text, figure, op, value):
     ("cpu_bussy <= 80%", "(did you mean 'cpu_busy'?)"),
     ("cpu_busy = 80%", "OP one of <=, <, >=, >"),
     ("<= 80%", "expected FIGURE OP VALUE"),
+    ("tpm >= nan", "expected a plain number"),
+    ("run_queue <= inf", "expected a plain number"),
 ])
 def test_a_bad_limit_is_refused_naming_itself_and_what_is_expected(text, fragment):
     with pytest.raises(OltpsimError) as info:
@@ -123,3 +128,111 @@ def test_cli_capacity_prints_the_bracket_and_writes_json(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == data["answer"] and data["capacity"] < data["past"]
     out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", "--limit", "cpu_busy <= 80")
     assert out.returncode == 2 and "expected a percentage" in out.stderr and "Traceback" not in out.stderr
+
+
+def _cap(*probes, limits=("cpu_busy <= 80%",)):
+    """A Capacity from synthetic probes, as the search would leave it."""
+    ok = [p for p in probes if p.meets]
+    past = [p for p in probes if not p.meets]
+    return cp.Capacity("users", [cp.parse_limit(t) for t in limits], list(probes), ok[-1] if ok else None,
+                       past[0] if past else None, 0.02)
+
+
+def test_the_json_is_standard_json_a_figure_that_is_not_a_number_is_null():
+    row = {"status": "ok", "workload": "slob", "cpu_idle": 50.0, "extra.iops": 0.0,
+           "extra.avg_read_wait_ms": float("nan"), "tpm_half_width": float("inf")}
+    data = json.loads(json.dumps(cp.to_dict(_cap(cp.Probe(4, row, []))), allow_nan=False))
+    figures = data["probes"][0]["figures"]
+    assert figures["extra.avg_read_wait_ms"] is None and figures["tpm_half_width"] is None
+
+
+def test_cli_capacity_refuses_two_different_seeds_as_run_does():
+    from tests.test_bad_input import _cli
+
+    out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", "--limit", "cpu_busy <= 80%",
+               "--seed", "3", "--set", "run.seed=4")
+    assert out.returncode == 2 and "--seed 3 and --set run.seed=4: two different seeds" in out.stderr, out.stderr
+    assert "users=" not in out.stderr   # refused before any run
+
+
+def test_a_figure_missing_from_a_later_run_breaks_its_limit_not_the_search(monkeypatch):
+    import sim.run
+    from sim.result import Result
+
+    calls = []
+
+    def fake_run(sc, progress=None):   # 'log file sync' is among the top 5 events at the first load only
+        calls.append(sc)
+        events = [{"event": "log file sync", "waits": 10, "time_s": 0.01, "avg_ms": 1.0, "pct_call_time": 5.0}]
+        return Result("x", "t5220", "tpcc", {}, tpm=1000.0 * len(calls), cpu_idle=50.0,
+                      top_events=events if len(calls) == 1 else [])
+
+    monkeypatch.setattr(sim.run, "run", fake_run)
+    cap = cp.capacity({}, ["wait.log file sync.avg_ms <= 5 ms"], start=4, precision=0.0, overrides=QUICK)
+    assert (cap.value, cap.past.value) == (4, 5) and cap.past.broke == ["wait.log file sync.avg_ms none: not in this run"]
+    calls.clear()   # missing from the first run: a misspelt figure, refused before more runs
+    with pytest.raises(OltpsimError, match="the run at users=4 has no figure wait.log file synk.avg_ms"):
+        cp.capacity({}, ["wait.log file synk.avg_ms <= 5 ms"], start=4, overrides=QUICK)
+    assert len(calls) == 1
+
+
+def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
+    # default think times, a 1.5 s run at 1 user: no New-Order completes, so the run has no rt.new_order.*
+    short = {"profile": "t5220", "workload": "tpcc", "run.warmup": "0.5 s", "run.batch": "0.5 s",
+             "run.max_time": "1.5 s", "run.min_batches": 3}
+    with pytest.raises(OltpsimError) as info:
+        cp.capacity({}, ["rt.new_order.p90 <= 15 ms"], overrides=short)
+    assert "the run at users=1 has no figure rt.new_order.p90" in str(info.value)
+    assert "only for transaction types that completed in it" in str(info.value), str(info.value)
+    assert "did you mean" not in str(info.value)   # not extra.new_order_tpm, another figure altogether
+
+
+def test_a_batch_jobs_elapsed_is_shown_as_a_time_not_a_count():
+    row = {"status": "ok", "workload": "ctas", "elapsed": 10.59, "cpu_idle": 98.5}
+    cap = _cap(cp.Probe(64, row, []), limits=("cpu_busy <= 90%",))
+    assert cap.metric == "elapsed" and cap.metric_shown(row) == "10.59 s"
+    assert cap.answer().startswith("Capacity: users=64 (elapsed 10.59 s), within"), cap.answer()
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"limits": None}, "capacity: limits: got"),
+    ({"setting": None}, "capacity: setting: got"),
+    ({"setting": 5}, "capacity: setting: got"),
+    ({"overrides": "users=3"}, "capacity: overrides: got"),
+    ({"overrides": [("profile", "t5220")]}, "capacity: overrides: got"),
+])
+def test_the_python_api_refuses_bad_arguments_naming_them(kwargs, fragment):
+    args = {"limits": ["cpu_busy <= 80%"], "overrides": QUICK, **kwargs}
+    with pytest.raises(OltpsimError, match=fragment):
+        cp.capacity({}, args.pop("limits"), **args)
+
+
+def test_one_limit_given_as_a_string_is_one_limit():
+    cap = cp.capacity({}, "cpu_busy <= 80%", start=4, stop=4, overrides=QUICK)
+    assert [lim.figure for lim in cap.limits] == ["cpu_busy"] and cap.value == 4
+
+
+def test_a_lower_bound_broken_at_the_start_is_not_called_no_capacity_without_a_word():
+    row = {"status": "ok", "workload": "tpcc", "tpm": 8880.0, "cpu_idle": 98.0}
+    cap = _cap(cp.Probe(1, row, ["tpm 8880, not >= 1e+05"]), limits=("tpm >= 100000", "cpu_busy <= 80%"))
+    assert cap.value is None and "tpm >= 100000 may be met at a larger users" in cap.answer(), cap.answer()
+    cap = _cap(cp.Probe(1, {**row, "cpu_idle": 10.0}, ["cpu_busy 90%"]), limits=("cpu_busy <= 80%",))
+    assert "may be met" not in cap.answer()   # an upper bound broken at the start: no capacity indeed
+
+
+def test_a_large_figure_is_shown_whole_as_the_tpm_column_shows_it():
+    lim = cp.parse_limit("tpm >= 100000")
+    assert (lim.shown(339_960.0), lim.shown(lim.value), lim.shown(8880.0), lim.shown(26.79)) == \
+        ("339,960", "100,000", "8880", "26.79")
+
+
+def test_throughput_falling_under_more_load_is_said_beside_the_capacity():
+    def row(tpm):
+        return {"status": "ok", "workload": "tpcc", "tpm": tpm, "cpu_idle": 90.0}
+
+    cap = _cap(cp.Probe(4096, row(7360.0), []), cp.Probe(10752, row(1920.0), []),
+               cp.Probe(10880, {"status": "out_of_memory"}, ["out of memory"]))
+    assert cap.value == 10752
+    assert "TPM is higher at a smaller load, 7,360 at users=4096: more users carry less work." in cap.answer()
+    cap = _cap(cp.Probe(4096, row(7360.0), []), cp.Probe(8192, row(7300.0), []))   # within noise: nothing said
+    assert "higher at a smaller load" not in cap.answer()
