@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import workloads
 from sim.config import ConfigError, OltpsimError, suggest, what_it_is
-from sim.result import FIGURES, Result, _finite, known_figure
+from sim.result import FIGURES, Result, finite, known_figure
 from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 from sim.units import UnitError, format_quantity, parse
 
@@ -326,7 +326,7 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
 def to_dict(cap: Capacity) -> dict[str, Any]:
     """What --json writes: the answer, the limits and every probe's figures. A figure that is not a number
     (SLOB's read wait with no reads, an infinite interval) is null, as in Result.to_json: NaN is not JSON."""
-    return _finite({"setting": cap.setting, "capacity": cap.value, "answer": cap.answer(), "precision": cap.precision,
+    return finite({"setting": cap.setting, "capacity": cap.value, "answer": cap.answer(), "precision": cap.precision,
                    "limits": [dataclasses.asdict(lim) for lim in cap.limits],
                    "past": cap.past.value if cap.past else None,
                    "probes": [{"value": p.value, "meets": p.meets, "broke": p.broke, "figures": p.row} for p in cap.probes]})

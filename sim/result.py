@@ -63,7 +63,7 @@ class Result:
     def to_json(self) -> str:
         """Standard JSON: a figure that is not a number (NaN, an infinite interval) is null, which
         every JSON reader takes; Python's NaN/Infinity tokens are not JSON."""
-        return json.dumps(_finite(self.to_dict()), indent=2, default=float, allow_nan=False)
+        return json.dumps(finite(self.to_dict()), indent=2, default=float, allow_nan=False)
 
     def flat(self) -> dict[str, Any]:
         """One flat row: inputs and scalar outputs as columns (for pandas, CSV, Parquet), with
@@ -110,11 +110,12 @@ def known_figure(name: str) -> bool:
     return name in FIGURES or any(name.startswith(p) and len(name) > len(p) for p in FIGURE_PREFIXES)
 
 
-def _finite(x: Any) -> Any:
+def finite(x: Any) -> Any:
+    """x with every float that is not a number (NaN, an infinite interval) as None, JSON's null, all the way down."""
     if isinstance(x, float):
         return x if math.isfinite(x) else None
     if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
+        return {k: finite(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
+        return [finite(v) for v in x]
     return x
