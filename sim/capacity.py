@@ -104,9 +104,12 @@ def parse_limit(text: str, where: str = "--limit") -> Limit:
             number = float(value)
         if not math.isfinite(number):   # float() takes 'nan' and 'inf': a limit no run, or every run, meets
             raise ValueError(value)
+        if (kind == "percent" and not 0 <= number <= 100) or (kind.startswith("time") and number < 0):
+            raise ValueError(value)     # 'cpu_busy <= 180%' or '<= -5 ms': a limit every run, or none, meets
     except (UnitError, ValueError) as exc:
         wanted = {"time": "a time with a unit, like '5 s' or '500 ms'", "time_ms": "a time with a unit, like '20 ms'",
-                  "percent": "a percentage, like '80%'", "number": "a plain number (the figure has no unit)"}[kind]
+                  "percent": "a percentage from 0% to 100%, like '80%'",
+                  "number": "a plain number (the figure has no unit)"}[kind]
         raise OltpsimError(f"{where} {text!r}: got {value!r} for {figure}; expected {wanted}"
                            + (f" ({exc})" if kind != "number" else "")) from None
     return Limit(figure, op, number, f"{figure} {op} {value}")
@@ -239,7 +242,7 @@ def search(run_at: Callable[[int], Probe], start: int, stop: int, precision: flo
 
 
 def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: str = "users", *, start: int = 1,
-             stop: int = 1_000_000, precision: float = 0.02, overrides: dict | None = None,
+             stop: int = 100_000, precision: float = 0.02, overrides: dict | None = None,
              on_probe: Callable[[Probe], None] | None = None, progress=None) -> Capacity:
     """The largest value of `setting` (a whole number) whose run meets every limit.
 
@@ -280,7 +283,10 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
         first = scenario_at(start)
     except ConfigError as exc:
         if exc.path == setting_path(setting):   # the search's whole numbers are not what this setting takes
-            raise OltpsimError(f"capacity: {setting}: {start} is not a value it takes ({exc.problem}); " + _WHOLE) from None
+            # (the problem may be its own, e.g. a DBWR setting without a buffer cache: say it, then what the search does)
+            raise OltpsimError(f"capacity: {setting}: {start} is refused: {exc.problem} (the search sets it to whole "
+                               f"numbers from --from up: it is meant for a whole-number setting of the load, e.g. users "
+                               "(tpcc), sessions (slob))") from None
         raise blame_given(exc, raw, fixed) from None
     resolved = first.describe().get(setting_path(setting))
     if isinstance(resolved, bool) or not isinstance(resolved, int) or resolved != start:

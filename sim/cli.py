@@ -237,7 +237,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
 @click.option("--search", "setting", default="users", show_default=True, metavar="SETTING",
               help="the whole-number setting of the load to search (users for tpcc, sessions for slob)")
 @click.option("--from", "start", type=click.IntRange(min=1), default=1, show_default=True, help="the smallest value tried")
-@click.option("--to", "stop", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+@click.option("--to", "stop", type=click.IntRange(min=1), default=100_000, show_default=True,
               help="the largest value tried")
 @click.option("--precision", default="2%", show_default=True,
               help="stop when the answer is within this of the first value that breaks a limit (at least 1 apart)")

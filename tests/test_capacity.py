@@ -61,7 +61,9 @@ def test_a_limit_is_read_in_its_figures_own_unit(text, figure, op, value):
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("cpu_busy <= 80", "expected a percentage, like '80%'"),
+    ("cpu_busy <= 80", "expected a percentage from 0% to 100%, like '80%'"),
+    ("cpu_busy <= 180%", "expected a percentage from 0% to 100%"),       # every run meets it
+    ("rt.payment.mean <= -5 ms", "expected a time with a unit"),          # no run meets it
     ("rt.new_order.p90 <= 5", "expected a time with a unit"),
     ("tpm >= 5 s", "expected a plain number"),
     ("cpu_bussy <= 80%", "(did you mean 'cpu_busy'?)"),
@@ -113,7 +115,7 @@ def test_a_refused_load_is_past_the_capacity_but_a_refused_start_is_bad_input():
         cp.capacity({}, ["cpu_busy <= 80%"], overrides={**fixed, "database.db_cache": "abc"})
     with pytest.raises(OltpsimError, match="the setting the search varies"):
         cp.capacity({}, ["cpu_busy <= 80%"], overrides={**fixed, "users": 8})
-    with pytest.raises(OltpsimError, match=r"capacity: think_time: 1 is not a value it takes \(got 1 \(missing unit\).*expected a whole-number"):
+    with pytest.raises(OltpsimError, match=r"capacity: think_time: 1 is refused: got 1 \(missing unit\).*meant for a whole-number setting"):
         cp.capacity({}, ["cpu_busy <= 80%"], setting="think_time", overrides={**fixed, "users": 8})
 
 
