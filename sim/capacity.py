@@ -34,8 +34,6 @@ _LIMIT = re.compile(r"^\s*(?P<figure>[^<>=\s][^<>=]*?)\s*(?P<op><=|>=|<|>)\s*(?P
 # A figure derived here for the limits: what a planner caps ("CPUs at most 80% busy"), vmstat's 100 - id.
 DERIVED = {"cpu_busy": lambda row: 100.0 - row["cpu_idle"]}
 _EXAMPLES = "'rt.new_order.p90 <= 5 s', 'cpu_busy <= 80%', 'device.array.util_pct < 60%', 'run_queue <= 64'"
-
-
 _WHOLE = "expected a whole-number setting of the load, e.g. users (tpcc), sessions (slob)"
 
 
