@@ -272,6 +272,8 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
     fixed = dict(overrides or {})
     if setting in fixed:
         raise OltpsimError(f"--set {setting}: the setting the search varies; leave it out (--from and --to bound it)")
+    if setting_path(setting).startswith("run."):   # run.seed, run.min_batches: how a run is measured, not its load
+        raise OltpsimError(f"capacity: {setting}: a setting of how each run is measured, not of its load; " + _WHOLE)
     base = apply_overrides(raw, fixed)
 
     def scenario_at(n: int) -> Scenario:
@@ -304,6 +306,9 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
             return Probe(n, row, [f"{result.status.replace('_', ' ')}: {result.message}"])
         broke = []
         for lim in lims:
+            if isinstance(row.get(lim.figure), str):   # (extra.read_wait_event): no number to compare
+                raise OltpsimError(f"--limit {lim.text!r}: {lim.figure} is text ({row[lim.figure]!r} at {setting}={n}), "
+                                   "not a number; expected a figure with a number")
             if figure_value(row, lim.figure) is None and lim.figure not in DERIVED:
                 if lim.figure in seen:   # an earlier run had it: this one lacks it (a wait event out of the top 5):
                     broke.append(f"{lim.figure} none: not in this run")   # not met, but the search goes on

@@ -113,6 +113,12 @@ def test_a_refused_load_is_past_the_capacity_but_a_refused_start_is_bad_input():
     assert cap.value == 20 and cap.past.value == 21 and cap.past.broke[0].startswith("refused: ")
     with pytest.raises(ConfigError, match=r"^<command line>: database\.db_cache: got 'abc'"):
         cp.capacity({}, ["cpu_busy <= 80%"], overrides={**fixed, "database.db_cache": "abc"})
+    with pytest.raises(OltpsimError, match="run.seed: a setting of how each run is measured, not of its load"):
+        cp.capacity({}, ["cpu_busy <= 80%"], setting="run.seed", overrides=fixed)
+    with pytest.raises(OltpsimError, match="extra.read_wait_event is text .* not a number"):
+        cp.capacity({}, ["extra.read_wait_event <= 5"], setting="sessions", start=4, stop=4, overrides={
+            "profile": "xeon-e5-2699v3-2s", "workload": "slob", "database.db_cache": "288 MB", "run.max_time": "0.2 s",
+            "run.warmup": "0.1 s", "run.batch": "0.05 s", "run.min_batches": 3})
     with pytest.raises(OltpsimError, match="the setting the search varies"):
         cp.capacity({}, ["cpu_busy <= 80%"], overrides={**fixed, "users": 8})
     with pytest.raises(OltpsimError, match=r"capacity: think_time: 1 is refused: got 1 \(missing unit\).*meant for a whole-number setting"):
