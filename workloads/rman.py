@@ -8,10 +8,10 @@ datafile not yet started, so no channel count beats the largest file's time; cha
 the number of files have nothing to do. With multisection every section is a backup piece of
 its own, and creating a piece is a control-file transaction: the channel takes the CF enqueue
 and waits for synchronous control-file writes, one channel at a time. A file makes at most 256
-sections: RMAN enlarges a section size that would make more (Oracle Database Backup and Recovery
-Reference 11g/12c, BACKUP, SECTION SIZE: "RMAN increases the section size to a value that results in
-exactly 256 sections"; Oracle 11g New Features: "a maximum of 256 sections per file"), so 2 MB
-sections of the paper's database make 1,582 pieces, not 16,386, and any section size runs.
+sections: RMAN increases a section size that would make more so that the file makes exactly 256
+(Oracle Database Backup and Recovery Reference 11g/12c, BACKUP, SECTION SIZE; Oracle 11g New Features
+course notes: "There are a maximum of 256 sections per file"), so 2 MB sections of the paper's
+database make 1,582 pieces, not 16,386, and any section size runs.
 
 Datafiles (DATAFILES_MB, 17 files, 32 GB in all; the paper gives only "17 datafiles of varying
 size" and 32 GB): the largest is fitted to tseries.rman, row 3 channels (the paper: "the
