@@ -10,8 +10,10 @@ its own, and creating a piece is a control-file transaction: the channel takes t
 and waits for synchronous control-file writes, one channel at a time. A file makes at most 256
 sections: RMAN increases a section size that would make more so that the file makes exactly 256
 (Oracle Database Backup and Recovery Reference 11g/12c, BACKUP, SECTION SIZE; Oracle 11g New Features
-course notes: "There are a maximum of 256 sections per file"), so 2 MB sections of the paper's
-database make 1,582 pieces, not 16,386, and any section size runs.
+course notes: "There are a maximum of 256 sections per file"; D. Seiler, "Battling bigfile backup
+bottlenecks", 2014: RMAN increases the size "so that exactly 256 sections are created ... still
+enforced today in Oracle 12c"), so 2 MB sections of the paper's database make 1,582 pieces, not
+16,386, and any section size runs.
 
 Datafiles (DATAFILES_MB, 17 files, 32 GB in all; the paper gives only "17 datafiles of varying
 size" and 32 GB): the largest is fitted to tseries.rman, row 3 channels (the paper: "the
