@@ -14,10 +14,12 @@ or that is cut at run.max_time breaks every limit: it is past the capacity.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import operator
 import re
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -213,41 +215,59 @@ class Capacity:
         return text + (f" At {self.past.value} ({gap} more): {'; '.join(self.past.broke)}.")
 
 
-def search(run_at: Callable[[int], Probe], start: int, stop: int, precision: float,
+def search(run_at: Callable[[list[int]], list[Probe]], start: int, stop: int, precision: float, width: int = 1,
            on_probe: Callable[[Probe], None] | None = None) -> tuple[list[Probe], Probe | None, Probe | None]:
-    """Double from `start` until a probe breaks a limit (or `stop` is reached), then bisect until the last
-    value that met them and the first that broke one are within `precision` x the former (at least 1 apart)."""
+    """Grow the load from `start` (x2 a round) until a probe breaks a limit (or `stop` is reached), then narrow
+    until the last value that met them and the first that broke one are within `precision` x the former (at
+    least 1 apart). `run_at(values)` runs `width` values a round (at once, on that many workers): growing, the
+    round's values are x2^(1/width), x2^(2/width) ... x2, so a round still doubles the load (the runs at large
+    loads cost the most: none goes past the serial search's next one); narrowing, they cut the bracket into
+    width + 1 parts. Width 1 is doubling, then bisection."""
     probes: list[Probe] = []
 
-    def probe(n: int) -> Probe:
-        p = run_at(n)
-        probes.append(p)
+    def round_of(values: list[int]) -> list[Probe]:
+        done = sorted(run_at(values), key=lambda p: p.value)
+        probes.extend(done)
         if on_probe:
-            on_probe(p)
-        return p
+            for p in done:
+                on_probe(p)
+        return done
 
-    first = probe(start)
+    (first,) = round_of([start])
     if not first.meets:
         return probes, None, first
     best, past = first, None
+
+    def take(done: list[Probe]) -> None:   # in order of load: the last met below the first broken
+        nonlocal best, past
+        for p in done:
+            if p.meets and p.value > best.value and (past is None or p.value < past.value):
+                best = p
+            elif not p.meets and (past is None or p.value < past.value):
+                past = p
+                return
+
     while past is None and best.value < stop:
-        p = probe(min(stop, 2 * best.value))
-        best, past = (p, None) if p.meets else (best, p)
+        n = best.value
+        values = sorted({min(stop, max(n + 1, round(n * 2 ** (k / width)))) for k in range(1, width + 1)})
+        take(round_of(values))
     while past is not None and past.value - best.value > max(1, math.floor(precision * best.value)):
-        p = probe((best.value + past.value) // 2)
-        best, past = (p, past) if p.meets else (best, p)
+        gap = past.value - best.value
+        values = sorted({best.value + gap * k // (width + 1) for k in range(1, width + 1)} - {best.value})
+        take(round_of(values))
     return probes, best, past
 
 
 def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: str = "users", *, start: int = 1,
-             stop: int = 100_000, precision: float = 0.02, overrides: dict | None = None,
+             stop: int = 100_000, precision: float = 0.02, overrides: dict | None = None, workers: int = 1,
              on_probe: Callable[[Probe], None] | None = None, progress=None) -> Capacity:
     """The largest value of `setting` (a whole number) whose run meets every limit.
 
     scenario: a scenario YAML path or mapping; limits: 'FIGURE OP VALUE' strings, or one ('rt.new_order.p90 <= 5 s',
     'cpu_busy <= 80%'), FIGURE a column of Result.flat() or cpu_busy; overrides: settings fixed for every probe.
     start/stop: the range searched; precision: how close the answer is to the first value that breaks a limit
-    (0.02: within 2%, at least 1). `progress(value, fraction)` is called during each probe's run."""
+    (0.02: within 2%, at least 1); workers: runs at once, each round (a local process pool; 1: in this process).
+    `progress(value, fraction)` is called during each probe's run (in this process only)."""
     from sim.run import run
 
     if isinstance(limits, (str, Limit)):   # one limit given alone: iterating a string would take its letters
@@ -266,6 +286,8 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
     for name, value, least in (("start", start, 1), ("stop", stop, start)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise OltpsimError(f"capacity: {name}: got {value!r}; expected a whole number of at least {least}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise OltpsimError(f"capacity: workers: got {workers!r}; expected a whole number of at least 1")
     if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 <= precision < 1:
         raise OltpsimError(f"capacity: precision: got {precision!r}; expected a fraction from 0 up to 1, e.g. 0.02")
     raw, source = read_mapping(scenario, "capacity")
@@ -294,13 +316,31 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
     results: dict[int, Result] = {}
     seen: set[str] = set()   # the limits' figures some run has had (one no run has had is misspelt)
 
-    def run_at(n: int) -> Probe:
-        try:
-            sc = first if n == start else scenario_at(n)
-        except OltpsimError as exc:
-            return Probe(n, {"status": "refused", "message": str(exc)}, [f"refused: {exc}"])
-        result = run(sc, progress=(lambda f: progress(n, f)) if progress else None)
-        results[n] = result
+    def scenarios(values: list[int]) -> dict[int, Scenario | OltpsimError]:
+        out: dict[int, Scenario | OltpsimError] = {}
+        for n in values:
+            try:
+                out[n] = first if n == start else scenario_at(n)
+            except OltpsimError as exc:   # past the capacity (more users than the warehouses take), not bad input
+                out[n] = exc
+        return out
+
+    def run_at(values: list[int]) -> list[Probe]:
+        todo = scenarios(values)
+        runnable = [n for n in values if isinstance(todo[n], Scenario)]
+        if pool is None or len(runnable) < 2:
+            for n in runnable:
+                results[n] = run(todo[n], progress=(lambda f, n=n: progress(n, f)) if progress else None)
+        else:
+            futures = {n: pool.submit(run, todo[n]) for n in runnable}
+            for n, fut in futures.items():
+                results[n] = fut.result()
+        return [probe(n, todo[n]) for n in values]
+
+    def probe(n: int, sc: Scenario | OltpsimError) -> Probe:
+        if isinstance(sc, OltpsimError):
+            return Probe(n, {"status": "refused", "message": str(sc)}, [f"refused: {sc}"])
+        result = results[n]
         row = result.flat()
         if result.status != "ok":
             return Probe(n, row, [f"{result.status.replace('_', ' ')}: {result.message}"])
@@ -328,7 +368,8 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
                              f"{lim.shown(lim.value)}")
         return Probe(n, row, broke)
 
-    probes, best, past = search(run_at, start, stop, precision, on_probe)
+    with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
+        probes, best, past = search(run_at, start, stop, precision, workers, on_probe)
     return Capacity(setting, lims, probes, best, past, precision, results)
 
 

@@ -243,8 +243,10 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
               help="stop when the answer is within this of the first value that breaks a limit (at least 1 apart)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a setting fixed for every run")
 @click.option("--seed", type=click.IntRange(min=0), help="shortcut for --set run.seed=N (every run uses it)")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="runs at once, on local processes: each round then tries N loads (finer steps, fewer rounds)")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the answer and every run's figures")
-def capacity(scenario_file, profile, workload, limits, setting, start, stop, precision, sets, seed, json_file):
+def capacity(scenario_file, profile, workload, limits, setting, start, stop, precision, sets, seed, jobs, json_file):
     """Find the largest load (users) that meets service levels: runs at growing loads, then bisects.
 
     Every run uses the same seed, so neighbouring loads differ by their load, not by noise. Exits 1
@@ -295,7 +297,7 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
         click.echo(shown(p), err=True)
 
     cap = cp.capacity(scenario_file or {}, lims, setting, start=start, stop=stop, precision=frac, overrides=fixed,
-                      on_probe=on_probe, progress=progress if sys.stderr.isatty() else None)
+                      workers=jobs, on_probe=on_probe, progress=progress if sys.stderr.isatty() and jobs == 1 else None)
     rows = []
     for p in sorted(cap.probes, key=lambda p: p.value):
         ok = p.row.get("status") == "ok"

@@ -14,9 +14,13 @@ from sim import capacity as cp
 from sim.config import ConfigError, OltpsimError
 
 
-def _threshold(t: int):
-    """A load that meets its limit up to t users and breaks it above."""
-    return lambda n: cp.Probe(n, {"status": "ok"}, [] if n <= t else [f"over {t}"])
+def _threshold(t: int, rounds: list | None = None):
+    """A load that meets its limit up to t users and breaks it above (each round's values kept in `rounds`)."""
+    def run_at(values):
+        if rounds is not None:
+            rounds.append(list(values))
+        return [cp.Probe(n, {"status": "ok"}, [] if n <= t else [f"over {t}"]) for n in values]
+    return run_at
 
 
 @settings(max_examples=200, deadline=None)
@@ -34,6 +38,26 @@ def test_the_search_brackets_the_threshold_within_its_precision_in_few_runs(t, s
     # of runs logarithmic in the value, never a value twice
     assert len(probes) <= math.log2(2 * past.value / start) + math.log2(2 * past.value) + 2
     assert len({p.value for p in probes}) == len(probes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(t=st.integers(1, 200_000), start=st.integers(1, 1000), precision=st.sampled_from([0.0, 0.02, 0.1]),
+       width=st.integers(2, 8))
+def test_runs_at_once_bracket_the_same_threshold_in_fewer_rounds_never_past_a_doubling(t, start, precision, width):
+    rounds = []
+    probes, best, past = cp.search(_threshold(t, rounds), start, 1_000_000, precision, width)
+    if start > t:
+        assert best is None and rounds == [[start]]
+        return
+    assert best.value <= t < past.value and past.value - best.value <= max(1, math.floor(precision * best.value))
+    assert all(len(r) <= width for r in rounds) and len({p.value for p in probes}) == len(probes)
+    serial = []
+    cp.search(_threshold(t, serial), start, 1_000_000, precision)
+    assert len(rounds) <= len(serial)                       # never more rounds than one run at a time
+    met = start   # growing, no run goes past twice the largest load met so far (the costly runs)
+    for r in rounds[1:]:
+        assert max(r) <= 2 * met
+        met = max([met, *(n for n in r if n <= t)])
 
 
 def test_a_limit_never_broken_within_the_range_says_the_capacity_may_be_higher():
@@ -104,6 +128,21 @@ def test_the_capacity_is_met_by_its_run_and_broken_just_above_by_oltpsim_runs_ow
     assert cap.answer().startswith(f"Capacity: users={best.value} (")
     table = cap.table
     assert list(table["users"]) == sorted(p.value for p in cap.probes) and table["meets"].sum() >= 1
+
+
+def test_runs_on_two_workers_give_the_figures_of_runs_in_this_process():
+    limit = ["rt.new_order.p90 <= 15 ms"]
+    serial = cp.capacity({}, limit, start=8, precision=0.1, overrides=QUICK)
+    both = cp.capacity({}, limit, start=8, precision=0.1, overrides=QUICK, workers=2)
+    assert both.best.meets and not both.past.meets
+    assert both.past.value - both.best.value <= max(1, math.floor(0.1 * both.best.value))
+    common = {p.value for p in serial.probes} & {p.value for p in both.probes}
+    assert len(common) >= 2   # (8 and 16 at least) and a run is the same run wherever it ran
+    rows = {p.value: p.row for p in serial.probes}
+    assert all(p.row["tpm"] == rows[p.value]["tpm"] and p.row["events"] == rows[p.value]["events"]
+               for p in both.probes if p.value in common)
+    assert abs(both.best.value - serial.best.value) <= max(serial.past.value - serial.best.value,
+                                                          both.past.value - both.best.value)
 
 
 def test_a_refused_load_is_past_the_capacity_but_a_refused_start_is_bad_input():
