@@ -63,8 +63,48 @@ def test_rman_default_database_is_the_papers_17_datafiles_of_32_gb():
     """The paper's database: 17 datafiles of varying size, 32 GB in all; the largest bounds the backup."""
     assert len(rman.DATAFILES_MB) == 17
     assert sum(rman.DATAFILES_MB) == 32 * 1024.0
-    assert max(rman.DATAFILES_MB) == rman.DATAFILES_MB[13] == 13175.0
-    assert sorted(rman.DATAFILES_MB, reverse=True)[:4] == [13175.0, 7000.0, 6300.0, 5180.0]
+    assert max(rman.DATAFILES_MB) == rman.DATAFILES_MB[13] == 11270.0
+    assert sorted(rman.DATAFILES_MB, reverse=True)[:4] == [11270.0, 10000.0, 5700.0, 4685.0]
+
+
+def test_rman_compressors_sharing_the_llc_miss_by_the_square_root_rule_down_to_their_working_set():
+    """Alone on a T2's 4 MB L2 the compressor misses MPKI; k of them have 4/k MB each and miss sqrt(k) times
+    as often; a cache larger than k working sets leaves each its whole working set (no more misses as k
+    grows until it is shared below that), and more compressors never miss less."""
+    t2 = 4 * MB
+    assert rman.compressor_misses_per_instruction(t2, 1) == pytest.approx(rman.MPKI / 1000.0, rel=1e-12)
+    for k in (2, 4, 25):
+        assert rman.compressor_misses_per_instruction(t2, k) == pytest.approx(rman.MPKI / 1000.0 * math.sqrt(k),
+                                                                            rel=1e-12)
+    big = 4 * rman.COMPRESSOR_WORKING_SET
+    whole = rman.MPKI / 1000.0 * math.sqrt(t2 / rman.COMPRESSOR_WORKING_SET)
+    assert [rman.compressor_misses_per_instruction(big, k) for k in (1, 2, 4)] == pytest.approx([whole] * 3)
+    assert rman.compressor_misses_per_instruction(big, 8) == pytest.approx(whole * math.sqrt(2))
+    rates = [rman.compressor_misses_per_instruction(t, k) for t in (t2, big) for k in range(1, 70)]
+    assert all(a <= b for a, b in zip(rates[:68], rates[1:69])) and all(a <= b for a, b in zip(rates[69:], rates[70:]))
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_rman_channels_compressing_together_stall_longer_per_instruction(compressed):
+    """Four channels compressing at once on four cores of the T5220 (no pipeline shared) run at the CPI of
+    a strand missing sqrt(4) times as often (between 3 and 4 compressors' closed form: the channels start
+    and end a piece a control-file transaction apart); one channel at one compressor's. Without
+    compression the channels' miss rate does not depend on how many run."""
+    from sim.hardware.profile import load_profile
+    spec = load_profile("t5220").cpu
+
+    def closed_form(k, r):
+        mpi = rman.compressor_misses_per_instruction(spec.llc_size, k) if compressed else rman.MPKI / 1000.0
+        return spec.cpi_issue + mpi * r.extra["memory_latency_cycles"] / spec.mlp
+
+    base = {"datafile_device": "array", "backup_device": "internal", "compressed": compressed}
+    one = _result("rman", {**base, "channels": 1, "datafiles_mb": [60.0]})
+    four = _result("rman", {**base, "channels": 4, "datafiles_mb": [60.0] * 4})
+    assert one.extra["cpi"] == pytest.approx(closed_form(1, one), rel=0.01)
+    if compressed:
+        assert closed_form(3, four) < four.extra["cpi"] < closed_form(4, four) * 1.01
+    else:
+        assert four.extra["cpi"] == pytest.approx(one.extra["cpi"], rel=0.01)
 
 
 @pytest.mark.parametrize("compressed", [True, False])

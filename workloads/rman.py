@@ -15,18 +15,33 @@ bottlenecks", 2014: RMAN increases the size "so that exactly 256 sections are cr
 enforced today in Oracle 12c"), so 2 MB sections of the paper's database make 1,582 pieces, not
 16,386, and any section size runs.
 
+Compressors share the last-level cache. BASIC compression is bzip2 (11.2's V$RMAN_COMPRESSION_ALGORITHM
+gives BASIC and BZIP2 the same description; R. Egner, "Oracle 11g Release 2 - RMAN compression
+comparison", 2009: BASIC "BZIP2"), whose compressor keeps 400 KB + 8 x its block (bzip2 manual,
+MEMORY MANAGEMENT: 7.6 MB at the default 900 KB block) private to the channel, more than a T2's
+whole 4 MB L2. With k channels compressing, each has 1/k of the cache and misses more by
+the square-root rule (as workloads/tpcc.py's server code does with cache per core): a strand stalls
+longer per MB, so the CPU a backup burns, and a channel's time per MB, grow with the channels
+running, as the paper's usr column does (experiments/tseries_rman.yaml, round 3). A backup without compression reads and writes through
+buffers of RMAN's, with no such working set: its miss rate stays MPKI.
+
 Datafiles (DATAFILES_MB, 17 files, 32 GB in all; the paper gives only "17 datafiles of varying
 size" and 32 GB): the largest is fitted to tseries.rman, row 3 channels (the paper: "the
 minimum time ... is defined by the time it takes to backup the largest file"); the next three
-to row 2 channels (their sizes decide how unevenly two channels end); the other thirteen are
-small system, undo and user tablespaces whose sizes are estimates.
+chosen so that two channels end together (row 2 channels, within 1.2%) and the other two of three
+channels end before the largest file's; the other thirteen are small system,
+undo and user tablespaces whose sizes are estimates.
 
 Constants (each with its source or the single published row it was fitted to):
 - COMPRESS_INSTRUCTIONS_PER_MB = 2.9e8 (~275 instructions per byte, BASIC/bzip2-class
   compression; bzip2 runs at roughly 10 MB/s on one ~3 GHz core, the same order): fitted to
   tseries.rman, row 1 channel (elapsed).
 - COMPRESSION_RATIO = 0.25: backup bytes per datafile byte; estimate for an OLTP database.
-- MPKI = 2: misses per 1000 instructions of the compressor; estimate.
+- MPKI = 2: misses per 1000 instructions of the compressor alone on a T2's 4 MB L2; estimate.
+- COMPRESSOR_WORKING_SET = 7.6 MB: bzip2's compression memory at its default 900 KB block (bzip2
+  manual); which block BASIC uses is not published (Egner, above, guesses 100 KB: 1.2 MB, so that
+  three would share a T2's L2 unharmed, and the 2- and 3-channel rows would burn no more CPU per MB
+  than one, where the paper's usr rises).
 - CF_WRITES_PER_PIECE = 117: control-file writes per backup piece, each to every control-file
   copy: fitted to tseries.rman, row 25 channels (elapsed), under the 256-section limit. It stands
   for the whole serial cost of creating a piece (~1.05 s on the uncached internal drives): a
@@ -52,10 +67,12 @@ from workloads.batch import MB, BatchWorkload, check_fits, device_checker, devic
 
 # MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
 DATAFILES_MB = (420.0, 360.0, 150.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 18.0, 15.0, 15.0, 30.0,
-                13175.0, 7000.0, 6300.0, 5180.0)
+                11270.0, 10000.0, 5700.0, 4685.0)
 COMPRESS_INSTRUCTIONS_PER_MB = 2.9e8   # fitted: tseries.rman, 1 channel
 COMPRESSION_RATIO = 0.25
-MPKI = 2.0
+MPKI = 2.0                             # the compressor alone on a T2's 4 MB L2
+MPKI_REF_CACHE = 4 * MB
+COMPRESSOR_WORKING_SET = 7.6 * MB      # bzip2 at its 900 KB block: 400 KB + 8 x block (bzip2 manual)
 CF_WRITES_PER_PIECE = 117              # fitted: tseries.rman, 25 channels (elapsed), 256 sections a file at most
 PIECE_INSTRUCTIONS = 5.5e8              # estimate (fitted to 25 channels' usr before the 256-section limit)
 CONTROL_FILE_COPIES = 2
@@ -95,6 +112,15 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
                device_of(params, "datafile_device", profile.storage.device_names()))
 
 
+def compressor_misses_per_instruction(llc: float, compressors: float) -> float:
+    """LLC misses per instruction of one of `compressors` compressors sharing `llc` bytes of last-level
+    cache (one socket's; compressors: per socket, spread evenly): each holds llc / compressors of it (no
+    more than its working set) and misses by the square-root rule (as workloads/tpcc.py): MPKI on the
+    4 MB it has alone on a T2, more on less."""
+    share = min(llc / max(compressors, 1.0), COMPRESSOR_WORKING_SET)
+    return MPKI / 1000.0 * (share / MPKI_REF_CACHE) ** -0.5
+
+
 def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tuple[int, float, float]]:
     """(file, offset MB, MB) pieces of work: whole files largest first, or every file's sections."""
     if section_mb is None:
@@ -116,7 +142,10 @@ def work_items(sizes_mb: tuple[float, ...], section_mb: float | None) -> list[tu
 class Workload(BatchWorkload):
     def __init__(self, system, params: Params):
         sizes = tuple(float(s) for s in params.datafiles_mb)
-        super().__init__(system, params, mpki=MPKI, total_bytes=sum(sizes) * MB)
+        cpu = system.profile.cpu
+        self.llc, self.sockets = cpu.llc_size, cpu.sockets
+        alone = 1000.0 * compressor_misses_per_instruction(self.llc, 1) if params.compressed else MPKI
+        super().__init__(system, params, mpki=alone, total_bytes=sum(sizes) * MB)
         self.sizes = sizes
         starts, pos = [], 0.0
         for s in self.sizes:
@@ -129,6 +158,7 @@ class Workload(BatchWorkload):
         self.channels_used = 0
         self.done_items = 0
         self.per_channel_mb: list[float] = []
+        self.compressing = 0   # channels inside a piece, each with its compressor's private working set in the LLC
 
     def job(self):
         n = min(self.params.channels, len(self.items))
@@ -148,6 +178,7 @@ class Workload(BatchWorkload):
         while queue:
             f, off_mb, mb = queue.pop()
             yield from self._new_piece(session)   # a section, or a file's part of the set
+            self._sharers(+1)
             # RMAN reads asynchronously: the next input buffer is in flight while this one is compressed
             src = ReadAhead(session, datafiles, (self.file_start[f] + off_mb) * MB, mb * MB, READ_SIZE,
                             "RMAN backup & recovery I/O")
@@ -157,7 +188,16 @@ class Workload(BatchWorkload):
                 session.write_async(backup, n * ratio)   # the piece's output buffer, written asynchronously
                 self.done_bytes += n
                 self.per_channel_mb[c] += n / MB
+            self._sharers(-1)
             self.done_items += 1
+
+    def _sharers(self, change: int) -> None:
+        """Compressors share the last-level cache: each has LLC / k of it, and misses more by the
+        square-root rule (as workloads/tpcc.py), down to the rate of its whole working set."""
+        self.compressing += change
+        if not self.params.compressed or self.compressing == 0:
+            return
+        self.system.set_memory_behaviour(compressor_misses_per_instruction(self.llc, self.compressing / self.sockets))
 
     def _new_piece(self, session):
         """Create a backup piece: CPU, then a control-file transaction under the CF enqueue."""
