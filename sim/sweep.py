@@ -183,6 +183,15 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
             sc = dataclasses.replace(sc, spec=dataclasses.replace(
                 sc.spec, run=dataclasses.replace(sc.spec.run, seed=seed)))
             runs.append(Run(i, r, settings, _hash({**_canonical(sc), "replication": r}), sc))
+    first: dict[str, Run] = {}
+    for run in runs:   # one scenario twice ('100MB' and '100 MB') ran twice and kept one point's row for both
+        other = first.setdefault(run.key, run)
+        if other is not run:
+            same = ", ".join(f"{k}={other.settings[k]!r} and {run.settings[k]!r}" for k in other.settings
+                             if k in run.settings and other.settings[k] != run.settings[k])
+            raise OltpsimError(f"{source} [{_label(run.settings)}]: the same scenario as point {other.point} "
+                               f"[{_label(other.settings)}]{f' ({same} are one value)' if same else ''}; "
+                               "expected each point once")
     return runs
 
 

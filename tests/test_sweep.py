@@ -243,6 +243,19 @@ def test_bad_input_is_one_error_before_anything_runs(tmp_path):
     assert not out.exists()
 
 
+def test_one_scenario_written_two_ways_is_refused_before_anything_runs(tmp_path):
+    # '100MB' and '100 MB' passed the duplicate check and ran twice: the table held point 1 twice and no
+    # point 0, and the summary showed one point of 2/2 runs, as if replicated
+    out = tmp_path / "out"
+    with pytest.raises(OltpsimError, match=r"\[database\.db_cache=100 MB\]: the same scenario as point 0 "
+                                           r"\[database\.db_cache=100MB\] \(database\.db_cache='100MB' and '100 MB' "
+                                           r"are one value\); expected each point once"):
+        sw.sweep(BASE, vary={"database.db_cache": ["100MB", "100 MB"]}, out=out, executor="serial", progress=False)
+    with pytest.raises(OltpsimError, match=r"\[params\.users=2\]: the same scenario as point 0 \[users=2\]; "):
+        sw.sweep(BASE, points=[{"users": 2}, {"params.users": 2}], out=out, executor="serial", progress=False)
+    assert not out.exists()
+
+
 def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     assert sw.parse_vary(["users=8,16", "database.db_cache=1 GB,2 GB", "profile=[t5220, t5440]"]) == {
         "users": [8, 16], "database.db_cache": ["1 GB", "2 GB"], "profile": ["t5220", "t5440"]}
