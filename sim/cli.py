@@ -193,12 +193,14 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
     fixed = _parse_sets(sets)
-    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
     scenario = scenario_file or {}
     kind = "dask" if (scheduler or dask_local) else "process"
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
-    _check_plot(plot_x, by, list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p)))
+    varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
+    # (--profile and --workload name the scenario without a file: a sweep of profiles varies the one given)
+    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None and k not in varied})
+    _check_plot(plot_x, by, varied)
     if metric is not None:
         _check_metric(metric)
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,

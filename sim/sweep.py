@@ -361,13 +361,18 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     pts = points if points is not None else grid(vary or {})
     if not pts:
         raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
+    varied = list(dict.fromkeys(k for p in pts for k in p))
+    for k, v in (overrides or {}).items():   # every point would set it anew: the fixed value was silently dropped
+        both = next((x for x in varied if setting_path(x) == setting_path(k)), None)
+        if both is not None:
+            raise OltpsimError(f"--set {k}={v}: {both} is varied too (--vary or --points), so the fixed value would "
+                               "be ignored at every point; expected it in one place")
     try:
         runs = plan(base, source, pts, replications)
     except ConfigError as exc:
         # a setting fixed for the sweep (--set) that fails at every point is blamed on it, as `oltpsim run` does,
         # not on the scenario at the first point's label
         raise blame_given(exc, raw, overrides or {}) from None
-    varied = list(dict.fromkeys(k for p in pts for k in p))
     out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
                                                 "replications": replications, "runs": len(runs)},

@@ -256,6 +256,20 @@ def test_one_scenario_written_two_ways_is_refused_before_anything_runs(tmp_path)
     assert not out.exists()
 
 
+def test_a_fixed_setting_the_sweep_also_varies_is_refused(tmp_path):
+    # --set users=4 beside --vary users=2,8 was dropped at every point without a word
+    out = tmp_path / "out"
+    for key in ("users", "params.users"):
+        with pytest.raises(OltpsimError, match=rf"^--set {key}=4: users is varied too .*expected it in one place"):
+            sw.sweep(BASE, vary={"users": [2, 8]}, overrides={key: "4"}, out=out, executor="serial", progress=False)
+    assert not out.exists()
+    # without a scenario file --profile is required: a sweep of profiles varies it, it is not a clash
+    cmd = [sys.executable, "-m", "sim.cli", "sweep", "--profile", "t5220", "--workload", "tpcc", "--vary",
+           "profile=t5220,t5440", "--set", "users=abc", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "params.users: got 'abc'" in proc.stderr and "varied too" not in proc.stderr
+
+
 def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     assert sw.parse_vary(["users=8,16", "database.db_cache=1 GB,2 GB", "profile=[t5220, t5440]"]) == {
         "users": [8, 16], "database.db_cache": ["1 GB", "2 GB"], "profile": ["t5220", "t5440"]}
