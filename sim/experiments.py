@@ -158,7 +158,21 @@ def experiment_paths() -> dict[str, Path]:
 
 
 def load_experiment(path: Path | str) -> ExperimentSpec:
-    return build(ExperimentSpec, read_yaml(path), Source(str(path)))
+    return build(ExperimentSpec, _profiles_beside(read_yaml(path), Path(path).parent), Source(str(path)))
+
+
+def _profiles_beside(data: Any, folder: Path) -> Any:
+    """A profile YAML the file names by a relative path (its scenario's, a row's) is the one beside the file,
+    wherever reproduce is run from (it was looked for in the working folder)."""
+    def beside(where: Any) -> None:
+        name = where.get("profile") if isinstance(where, dict) else None
+        if isinstance(name, str) and Path(name).suffix in (".yaml", ".yml") and not Path(name).is_absolute():
+            where["profile"] = str(folder / name)
+    if isinstance(data, dict):
+        beside(data.get("scenario"))
+        for row in data.get("rows") if isinstance(data.get("rows"), list) else []:
+            beside(row.get("set") if isinstance(row, dict) else None)
+    return data
 
 
 def _is_file_name(i: str) -> bool:

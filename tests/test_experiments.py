@@ -295,3 +295,18 @@ def test_an_experiment_without_rows_is_refused(tmp_path):
     bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
     with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: got \[\]; expected at least one row"):
         ex.select([str(bad)])
+
+
+def test_a_profile_of_your_own_is_found_beside_the_experiment_file(tmp_path, monkeypatch):
+    """A relative profile path was looked for in the working folder: `oltpsim reproduce mine/table.yaml`
+    failed with 'mine/..' left off ('my-t5220.yaml: cannot read: no such file')."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "my-t5220.yaml").write_text((ROOT / "hardware_profiles" / "t5220.yaml").read_text())
+    text = _my_table(1000, 1000).replace("profile: t5220", "profile: my-t5220.yaml")
+    (mine / "table.yaml").write_text(text.replace("set: {users: 8}", "set: {users: 8, profile: my-t5220.yaml}"))
+    monkeypatch.chdir(tmp_path)
+    (exp,) = ex.select(["mine/table.yaml"])
+    for row in exp.rows:
+        sc = ex.scenario_mod.resolve(ex.row_scenario_data(exp, row), row.label)
+        assert sc.spec.profile == str(Path("mine") / "my-t5220.yaml") and sc.profile.cpu_count == 64
