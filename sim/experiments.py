@@ -124,6 +124,13 @@ class ExperimentSpec:
             if metric not in self.metrics:
                 raise src.at("claims").at(i).at("metric").bad(metric, "one of the metrics: " + ", ".join(self.metrics))
             claim.check_rows(src.at("claims").at(i), published, metric)
+            m = self.metrics[metric]
+            for label in (lb for series in claim.labels() for lb in series if not published[lb]):
+                if m.relative_to is not None or m.result not in self.predict:   # (its simulated side printed n/a)
+                    also = f", or {m.result} in predict (printed for every row)" if m.relative_to is None else ""
+                    raise src.at("claims").at(i).at("series").bad(
+                        label, f"a row with a published {metric}{also}: row {label!r} publishes nothing, so the "
+                               "claim had no simulated figure of it to judge")
 
 
 @dataclass
@@ -379,8 +386,12 @@ def check_claims(exp: ExperimentSpec, figures: list[Figure]) -> list[Verdict]:
             continue
         metric = exp.claim_metric(claim)
         published = {r.label: r.published.get(metric) for r in exp.rows}
-        simulated = {f.row: f.simulated for f in figures if f.experiment == exp.id and f.metric == metric
-                     and f.status == "ok" and isinstance(f.simulated, (int, float))}
+        ran = [f for f in figures if f.experiment == exp.id and f.status == "ok" and isinstance(f.simulated, (int, float))]
+        simulated = {f.row: f.simulated for f in ran if f.metric == metric}
+        m = exp.metrics[metric]
+        if m.relative_to is None:   # a withheld row's figure is its prediction of the result (ExperimentSpec.check)
+            simulated = {**{f.row: f.simulated for f in ran if f.metric == m.result and f.error_kind == "prediction"},
+                         **simulated}
         out.append(verdict(exp.id, claim, published, simulated))
     return out
 

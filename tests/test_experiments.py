@@ -310,3 +310,21 @@ def test_a_profile_of_your_own_is_found_beside_the_experiment_file(tmp_path, mon
     for row in exp.rows:
         sc = ex.scenario_mod.resolve(ex.row_scenario_data(exp, row), row.label)
         assert sc.spec.profile == str(Path("mine") / "my-t5220.yaml") and sc.profile.cpu_count == 64
+
+
+def test_a_claim_over_a_row_that_publishes_nothing_is_judged_on_its_prediction(tmp_path):
+    """A claim naming a row without published values printed 'withheld' and 'n/a', never judged, unless
+    predict listed the figure under the metric's own name: now it must be predicted, under its result."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 2000).replace(", published: {tpm: 2000}}", "}"))   # 8 users: nothing
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: claims\[0\]\.series: got '8 users'; expected a row with a "
+                                           r"published tpm, or tpm in predict .*row '8 users' publishes nothing"):
+        ex.select([str(bad)])
+    mine = tmp_path / "mine.yaml"   # the metric named other than its result, the row's figure predicted
+    text = _my_table(1000, 2000).replace("  tpm: {result", "  throughput: {result").replace("{tpm: 1000}", "{throughput: 1000}")
+    mine.write_text(text.replace(", published: {tpm: 2000}}", "}").replace("claims:", "predict: [tpm]\nclaims:"))
+    (exp,) = ex.select([str(mine)])
+    figures = [ex.Figure(exp.id, "4 users", "throughput", "TPM", 1000, 900.0, -0.1, "relative", True),
+               ex.Figure(exp.id, "8 users", "tpm", "", None, 1800.0, None, "prediction", None)]
+    (verdict,) = ex.check_claims(exp, figures)
+    assert verdict.published is None and verdict.simulated is True
