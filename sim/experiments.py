@@ -85,7 +85,8 @@ class RowSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ExperimentSpec:
-    id: str = param("experiment id, as in reference/published.yaml")
+    id: str = param("experiment id: a published table's as in reference/published.yaml; your own table's, any "
+                    "name no built-in experiment has")
     title: str = param("what the table shows")
     source: str = param("document and table the published values come from")
     notes: str = param("choices made where the source is silent, and why", default="")

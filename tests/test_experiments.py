@@ -328,3 +328,17 @@ def test_a_claim_over_a_row_that_publishes_nothing_is_judged_on_its_prediction(t
                ex.Figure(exp.id, "8 users", "tpm", "", None, 1800.0, None, "prediction", None)]
     (verdict,) = ex.check_claims(exp, figures)
     assert verdict.published is None and verdict.simulated is True
+
+
+def test_the_readmes_own_measurements_example_is_a_file_reproduce_takes(tmp_path):
+    """The README named what an experiment file holds but not its required id, title and source: a file
+    written from it was refused key by key ('id: missing key ... as in reference/published.yaml')."""
+    section = (ROOT / "README.md").read_text().split("## Your own measurements beside the model")[1].split("\n## ")[0]
+    (example,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    data = yaml.safe_load(example)
+    (tmp_path / data["scenario"]["profile"]).write_text((ROOT / "hardware_profiles" / "t5220.yaml").read_text())
+    (tmp_path / "my-server.yaml").write_text(example)
+    (exp,) = ex.select([str(tmp_path / "my-server.yaml")])
+    assert [r.label for r in exp.rows] == ["16 users", "32 users", "64 users"] and exp.claims and exp.predict
+    for row in exp.rows:
+        ex.scenario_mod.resolve(ex.row_scenario_data(exp, row), row.label)
