@@ -193,7 +193,11 @@ def _open_experiment(i: str) -> ExperimentSpec:
     if not path.is_file():
         raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
                            "built-in experiment id (oltpsim experiments) or the path of an experiment YAML")
-    return load_experiment(path)
+    exp = load_experiment(path)
+    for i, row in enumerate(exp.rows):   # a bad setting was blamed on 'experiment ID [label]', not on the file
+        where = f"{path}: rows[{i}] ({row.label})"
+        scenario_mod.resolve(row_scenario_data(exp, row, where), where)
+    return exp
 
 
 def select(ids: list[str] | str | None = None, quick: bool = False) -> list[ExperimentSpec]:
@@ -232,9 +236,9 @@ def select(ids: list[str] | str | None = None, quick: bool = False) -> list[Expe
     return [e for e in subset if e.rows]
 
 
-def row_scenario_data(exp: ExperimentSpec, row: RowSpec) -> dict:
+def row_scenario_data(exp: ExperimentSpec, row: RowSpec, source: str | None = None) -> dict:
     data = dict(exp.scenario)
-    data = scenario_mod.apply_overrides(data, dict(row.set), f"experiment {exp.id} [{row.label}]")
+    data = scenario_mod.apply_overrides(data, dict(row.set), source or f"experiment {exp.id} [{row.label}]")
     data = replace_path(data, "name", f"{exp.id} [{row.label}]")
     return data
 

@@ -342,3 +342,12 @@ def test_the_readmes_own_measurements_example_is_a_file_reproduce_takes(tmp_path
     assert [r.label for r in exp.rows] == ["16 users", "32 users", "64 users"] and exp.claims and exp.predict
     for row in exp.rows:
         ex.scenario_mod.resolve(ex.row_scenario_data(exp, row), row.label)
+
+
+def test_a_rows_bad_setting_names_the_file_and_the_row(tmp_path):
+    """A file of your own: a row's misspelt setting was blamed on 'experiment ID [label]', not on the file."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 1000).replace("set: {users: 8}", "set: {usrs: 8}"))
+    with pytest.raises(OltpsimError, match=r"^\S*bad\.yaml: rows\[1\] \(8 users\): params\.usrs: unknown key "
+                                           r"\(did you mean 'users'\?\)"):
+        ex.select([str(bad)])
