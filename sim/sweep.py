@@ -454,7 +454,14 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
 def _runs_frame(rows: list[dict]):
     import pandas as pd
 
-    return pd.DataFrame(rows).sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(rows)
+    for col in table.columns:   # an input left empty by a refused run made the column floats: seed 1189033389.0,
+        # which --set run.seed refuses (not a whole number)
+        values = [row[col] for row in rows if row.get(col) is not None]
+        if (col == "seed" or col.startswith("in.")) and table[col].isna().any() and values and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in values):
+            table[col] = table[col].astype("Int64")
+    return table.sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
 
 
 def primary_metric(table) -> str:

@@ -209,6 +209,9 @@ def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypa
                       ("rx5670", "array"): "invalid", ("rx5670", "redo"): "ok"}
     bad = res.table[res.table["status"] == "invalid"]["message"].iloc[0]
     assert "database.redo_device" in bad and "expected one of the profile's storage devices" in bad
+    # the refused runs have no inputs: the others' whole numbers stay whole, as `--set run.seed=` takes them back
+    ran = pd.read_csv(res.out / "results.csv", dtype=str, keep_default_na=False)
+    assert ran["seed"].tolist() == ["1", "", "", "1"] and ran["in.params.users"].tolist() == ["2", "", "", "2"]
 
     admit = tpcc.Workload.admit
 
