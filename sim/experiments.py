@@ -104,6 +104,10 @@ class ExperimentSpec:
     def check(self, src: Source) -> None:
         if not self.rows:   # (reproduce printed an empty scoreboard, '0/0 figures within tolerance', and exit 0)
             raise src.at("rows").bad([], "at least one row: a label, the settings that differ and what was measured")
+        if not self.predict and not any(r.published for r in self.rows):   # (every row ran, for '0/0 figures')
+            raise src.at("rows").error("no row has published values and there is no predict: nothing would be "
+                                       "compared or printed; expected what you measured in a row's published "
+                                       "(published: {tpm: 120000}), or the figures to predict (predict: [tpm])")
         for i, row in enumerate(self.rows):
             first = next(j for j, r in enumerate(self.rows) if r.label == row.label)
             if first < i:   # results are keyed by label: the first row would be scored on the second's run

@@ -295,6 +295,11 @@ def test_an_experiment_without_rows_is_refused(tmp_path):
     bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
     with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: got \[\]; expected at least one row"):
         ex.select([str(bad)])
+    # rows that publish nothing, and nothing to predict: every row ran for an empty scoreboard, exit 0
+    bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows:\n  - {label: 4 users, set: {users: 4}}\n")
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: no row has published values and there is no predict: "
+                                           r"nothing would be compared or printed; expected"):
+        ex.select([str(bad)])
 
 
 def test_a_profile_of_your_own_is_found_beside_the_experiment_file(tmp_path, monkeypatch):
