@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -188,7 +189,8 @@ def _profiles_beside(data: Any, folder: Path) -> Any:
 
 
 def _is_file_name(i: str) -> bool:
-    return Path(i).suffix in (".yaml", ".yml")
+    """A path, not an id: 'Mine.YAML' and 'exp/' were looked up as ids ('unknown experiment', no word of the file)."""
+    return Path(i).suffix.lower() in (".yaml", ".yml") or "/" in i or os.sep in i
 
 
 def _open_experiment(i: str) -> ExperimentSpec:
