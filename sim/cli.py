@@ -147,8 +147,9 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
     from sim import experiments as ex
 
     exps = ex.select(list(ids) or None, quick=quick)
-    if not exps:
-        raise OltpsimError("no experiment selected")
+    if not exps:   # (only --quick leaves none: select refuses an id or file that names nothing)
+        raise OltpsimError(f"--quick: none of {', '.join(ids) or 'the experiments'} is in the quick subset; expected "
+                           "an experiment with quick: true, or rows with quick: true (or leave out --quick)")
     _check_output_file("--json", json_file)
     if plot_dir:
         make_folder("--plot", plot_dir)

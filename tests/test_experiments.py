@@ -361,3 +361,14 @@ def test_a_rows_bad_setting_names_the_file_and_the_row(tmp_path):
     with pytest.raises(OltpsimError, match=r"^\S*bad\.yaml: rows\[1\] \(8 users\): params\.usrs: unknown key "
                                            r"\(did you mean 'users'\?\)"):
         ex.select([str(bad)])
+
+
+def test_quick_over_a_table_with_no_quick_row_says_why_nothing_runs(tmp_path):
+    """'no experiment selected' did not say that --quick had dropped every row of the file given."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(_my_table(1000, 1000))
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "reproduce", "--quick", str(mine)], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert re.fullmatch(r"oltpsim: error: --quick: none of \S*mine\.yaml is in the quick subset; expected an "
+                        r"experiment with quick: true, or rows with quick: true \(or leave out --quick\)\n", proc.stderr)
