@@ -113,6 +113,10 @@ def read_points(path: str | Path) -> list[dict]:
     else:
         points = read_yaml(path)
         if isinstance(points, dict) and "points" in points:
+            other = next((k for k in points if k != "points"), None)
+            if other is not None:   # (replications: 3 beside the points was silently ignored)
+                raise OltpsimError(f"{path}: {other}: unknown key; expected only points: a list of mappings of "
+                                   "settings (replications and fixed settings go on the command line)")
             points = points["points"]
     if not isinstance(points, list) or not points or not all(isinstance(p, dict) and p for p in points):
         raise OltpsimError(f"{path}: got {what_it_is(points)}; expected a non-empty list of points, each a mapping "

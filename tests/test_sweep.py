@@ -285,6 +285,9 @@ def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     expected = [{"users": 2, "database.db_cache": "1 GB"}, {"users": 8, "database.db_cache": "2 GB"}]
     assert sw.read_points(tmp_path / "p.csv") == sw.read_points(tmp_path / "p.yaml") == expected
     assert sw.read_points(tmp_path / "q.yaml") == expected       # under a 'points:' key
+    (tmp_path / "q.yaml").write_text("replications: 3\npoints:\n- {users: 2}\n")   # was silently ignored
+    with pytest.raises(OltpsimError, match=r"q\.yaml: replications: unknown key; expected only points"):
+        sw.read_points(tmp_path / "q.yaml")
     for text in ("[]\n", "- {users: 2}\n- {}\n", "{users: 2}\n"):  # none, an empty point, not a list
         (tmp_path / "r.yaml").write_text(text)
         with pytest.raises(OltpsimError, match="expected a non-empty list of points"):
