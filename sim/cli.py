@@ -147,8 +147,9 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
     from sim import experiments as ex
 
     exps = ex.select(list(ids) or None, quick=quick)
-    if not exps:
-        raise OltpsimError("no experiment selected")
+    if not exps:   # (only --quick leaves none: select refuses an id or file that names nothing)
+        raise OltpsimError(f"--quick: none of {', '.join(ids) or 'the experiments'} is in the quick subset; expected "
+                           "an experiment with quick: true, or rows with quick: true (or leave out --quick)")
     _check_output_file("--json", json_file)
     if plot_dir:
         make_folder("--plot", plot_dir)
@@ -193,12 +194,14 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
     fixed = _parse_sets(sets)
-    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
     scenario = scenario_file or {}
     kind = "dask" if (scheduler or dask_local) else "process"
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
-    _check_plot(plot_x, by, list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p)))
+    varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
+    # (--profile and --workload name the scenario without a file: a sweep of profiles varies the one given)
+    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None and k not in varied})
+    _check_plot(plot_x, by, varied)
     if metric is not None:
         _check_metric(metric)
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed,

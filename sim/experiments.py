@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -85,7 +86,8 @@ class RowSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ExperimentSpec:
-    id: str = param("experiment id, as in reference/published.yaml")
+    id: str = param("experiment id: a published table's as in reference/published.yaml; your own table's, any "
+                    "name no built-in experiment has")
     title: str = param("what the table shows")
     source: str = param("document and table the published values come from")
     notes: str = param("choices made where the source is silent, and why", default="")
@@ -103,6 +105,10 @@ class ExperimentSpec:
     def check(self, src: Source) -> None:
         if not self.rows:   # (reproduce printed an empty scoreboard, '0/0 figures within tolerance', and exit 0)
             raise src.at("rows").bad([], "at least one row: a label, the settings that differ and what was measured")
+        if not self.predict and not any(r.published for r in self.rows):   # (every row ran, for '0/0 figures')
+            raise src.at("rows").error("no row has published values and there is no predict: nothing would be "
+                                       "compared or printed; expected what you measured in a row's published "
+                                       "(published: {tpm: 120000}), or the figures to predict (predict: [tpm])")
         for i, row in enumerate(self.rows):
             first = next(j for j, r in enumerate(self.rows) if r.label == row.label)
             if first < i:   # results are keyed by label: the first row would be scored on the second's run
@@ -124,6 +130,13 @@ class ExperimentSpec:
             if metric not in self.metrics:
                 raise src.at("claims").at(i).at("metric").bad(metric, "one of the metrics: " + ", ".join(self.metrics))
             claim.check_rows(src.at("claims").at(i), published, metric)
+            m = self.metrics[metric]
+            for label in (lb for series in claim.labels() for lb in series if not published[lb]):
+                if m.relative_to is not None or m.result not in self.predict:   # (its simulated side printed n/a)
+                    also = f", or {m.result} in predict (printed for every row)" if m.relative_to is None else ""
+                    raise src.at("claims").at(i).at("series").bad(
+                        label, f"a row with a published {metric}{also}: row {label!r} publishes nothing, so the "
+                               "claim had no simulated figure of it to judge")
 
 
 @dataclass
@@ -158,11 +171,26 @@ def experiment_paths() -> dict[str, Path]:
 
 
 def load_experiment(path: Path | str) -> ExperimentSpec:
-    return build(ExperimentSpec, read_yaml(path), Source(str(path)))
+    return build(ExperimentSpec, _profiles_beside(read_yaml(path), Path(path).parent), Source(str(path)))
+
+
+def _profiles_beside(data: Any, folder: Path) -> Any:
+    """A profile YAML the file names by a relative path (its scenario's, a row's) is the one beside the file,
+    wherever reproduce is run from (it was looked for in the working folder)."""
+    def beside(where: Any) -> None:
+        name = where.get("profile") if isinstance(where, dict) else None
+        if isinstance(name, str) and Path(name).suffix in (".yaml", ".yml") and not Path(name).is_absolute():
+            where["profile"] = str(folder / name)
+    if isinstance(data, dict):
+        beside(data.get("scenario"))
+        for row in data.get("rows") if isinstance(data.get("rows"), list) else []:
+            beside(row.get("set") if isinstance(row, dict) else None)
+    return data
 
 
 def _is_file_name(i: str) -> bool:
-    return Path(i).suffix in (".yaml", ".yml")
+    """A path, not an id: 'Mine.YAML' and 'exp/' were looked up as ids ('unknown experiment', no word of the file)."""
+    return Path(i).suffix.lower() in (".yaml", ".yml") or "/" in i or os.sep in i
 
 
 def _open_experiment(i: str) -> ExperimentSpec:
@@ -171,7 +199,11 @@ def _open_experiment(i: str) -> ExperimentSpec:
     if not path.is_file():
         raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
                            "built-in experiment id (oltpsim experiments) or the path of an experiment YAML")
-    return load_experiment(path)
+    exp = load_experiment(path)
+    for i, row in enumerate(exp.rows):   # a bad setting was blamed on 'experiment ID [label]', not on the file
+        where = f"{path}: rows[{i}] ({row.label})"
+        scenario_mod.resolve(row_scenario_data(exp, row, where), where)
+    return exp
 
 
 def select(ids: list[str] | str | None = None, quick: bool = False) -> list[ExperimentSpec]:
@@ -210,9 +242,9 @@ def select(ids: list[str] | str | None = None, quick: bool = False) -> list[Expe
     return [e for e in subset if e.rows]
 
 
-def row_scenario_data(exp: ExperimentSpec, row: RowSpec) -> dict:
+def row_scenario_data(exp: ExperimentSpec, row: RowSpec, source: str | None = None) -> dict:
     data = dict(exp.scenario)
-    data = scenario_mod.apply_overrides(data, dict(row.set), f"experiment {exp.id} [{row.label}]")
+    data = scenario_mod.apply_overrides(data, dict(row.set), source or f"experiment {exp.id} [{row.label}]")
     data = replace_path(data, "name", f"{exp.id} [{row.label}]")
     return data
 
@@ -365,8 +397,12 @@ def check_claims(exp: ExperimentSpec, figures: list[Figure]) -> list[Verdict]:
             continue
         metric = exp.claim_metric(claim)
         published = {r.label: r.published.get(metric) for r in exp.rows}
-        simulated = {f.row: f.simulated for f in figures if f.experiment == exp.id and f.metric == metric
-                     and f.status == "ok" and isinstance(f.simulated, (int, float))}
+        ran = [f for f in figures if f.experiment == exp.id and f.status == "ok" and isinstance(f.simulated, (int, float))]
+        simulated = {f.row: f.simulated for f in ran if f.metric == metric}
+        m = exp.metrics[metric]
+        if m.relative_to is None:   # a withheld row's figure is its prediction of the result (ExperimentSpec.check)
+            simulated = {**{f.row: f.simulated for f in ran if f.metric == m.result and f.error_kind == "prediction"},
+                         **simulated}
         out.append(verdict(exp.id, claim, published, simulated))
     return out
 

@@ -113,6 +113,10 @@ def read_points(path: str | Path) -> list[dict]:
     else:
         points = read_yaml(path)
         if isinstance(points, dict) and "points" in points:
+            other = next((k for k in points if k != "points"), None)
+            if other is not None:   # (replications: 3 beside the points was silently ignored)
+                raise OltpsimError(f"{path}: {other}: unknown key; expected only points: a list of mappings of "
+                                   "settings (replications and fixed settings go on the command line)")
             points = points["points"]
     if not isinstance(points, list) or not points or not all(isinstance(p, dict) and p for p in points):
         raise OltpsimError(f"{path}: got {what_it_is(points)}; expected a non-empty list of points, each a mapping "
@@ -183,6 +187,15 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
             sc = dataclasses.replace(sc, spec=dataclasses.replace(
                 sc.spec, run=dataclasses.replace(sc.spec.run, seed=seed)))
             runs.append(Run(i, r, settings, _hash({**_canonical(sc), "replication": r}), sc))
+    first: dict[str, Run] = {}
+    for run in runs:   # one scenario twice ('100MB' and '100 MB') ran twice and kept one point's row for both
+        other = first.setdefault(run.key, run)
+        if other is not run:
+            same = ", ".join(f"{k}={other.settings[k]!r} and {run.settings[k]!r}" for k in other.settings
+                             if k in run.settings and other.settings[k] != run.settings[k])
+            raise OltpsimError(f"{source} [{_label(run.settings)}]: the same scenario as point {other.point} "
+                               f"[{_label(other.settings)}]{f' ({same} are one value)' if same else ''}; "
+                               "expected each point once")
     return runs
 
 
@@ -352,13 +365,18 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     pts = points if points is not None else grid(vary or {})
     if not pts:
         raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
+    varied = list(dict.fromkeys(k for p in pts for k in p))
+    for k, v in (overrides or {}).items():   # every point would set it anew: the fixed value was silently dropped
+        both = next((x for x in varied if setting_path(x) == setting_path(k)), None)
+        if both is not None:
+            raise OltpsimError(f"--set {k}={v}: {both} is varied too (--vary or --points), so the fixed value would "
+                               "be ignored at every point; expected it in one place")
     try:
         runs = plan(base, source, pts, replications)
     except ConfigError as exc:
         # a setting fixed for the sweep (--set) that fails at every point is blamed on it, as `oltpsim run` does,
         # not on the scenario at the first point's label
         raise blame_given(exc, raw, overrides or {}) from None
-    varied = list(dict.fromkeys(k for p in pts for k in p))
     out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
                                                 "replications": replications, "runs": len(runs)},
@@ -440,7 +458,14 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
 def _runs_frame(rows: list[dict]):
     import pandas as pd
 
-    return pd.DataFrame(rows).sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(rows)
+    for col in table.columns:   # an input left empty by a refused run made the column floats: seed 1189033389.0,
+        # which --set run.seed refuses (not a whole number)
+        values = [row[col] for row in rows if row.get(col) is not None]
+        if (col == "seed" or col.startswith("in.")) and table[col].isna().any() and values and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in values):
+            table[col] = table[col].astype("Int64")
+    return table.sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
 
 
 def primary_metric(table) -> str:

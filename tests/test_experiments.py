@@ -220,6 +220,11 @@ def test_a_table_of_your_own_is_scored_as_a_published_one(tmp_path):
 def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(tmp_path):
     with pytest.raises(OltpsimError, match=r"nope\.yaml: cannot read: no such file; expected a built-in experiment id"):
         ex.select([str(tmp_path / "nope.yaml")])
+    # a path however its suffix is written, or a folder: looked up as an id ('unknown experiment')
+    (tmp_path / "Mine.YAML").write_text(_my_table(1, 1))
+    assert [e.id for e in ex.select([str(tmp_path / "Mine.YAML")])] == ["mine.t5220_users"]
+    with pytest.raises(OltpsimError, match=r"cannot read: a folder; expected a built-in experiment id"):
+        ex.select([f"{tmp_path}/"])
     clash = tmp_path / "clash.yaml"
     clash.write_text(_my_table(1, 1).replace("mine.t5220_users", "tseries.oltp_users"))
     with pytest.raises(OltpsimError, match="experiment id 'tseries.oltp_users' selected twice"):
@@ -295,3 +300,75 @@ def test_an_experiment_without_rows_is_refused(tmp_path):
     bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
     with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: got \[\]; expected at least one row"):
         ex.select([str(bad)])
+    # rows that publish nothing, and nothing to predict: every row ran for an empty scoreboard, exit 0
+    bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows:\n  - {label: 4 users, set: {users: 4}}\n")
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows: no row has published values and there is no predict: "
+                                           r"nothing would be compared or printed; expected"):
+        ex.select([str(bad)])
+
+
+def test_a_profile_of_your_own_is_found_beside_the_experiment_file(tmp_path, monkeypatch):
+    """A relative profile path was looked for in the working folder: `oltpsim reproduce mine/table.yaml`
+    failed with 'mine/..' left off ('my-t5220.yaml: cannot read: no such file')."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "my-t5220.yaml").write_text((ROOT / "hardware_profiles" / "t5220.yaml").read_text())
+    text = _my_table(1000, 1000).replace("profile: t5220", "profile: my-t5220.yaml")
+    (mine / "table.yaml").write_text(text.replace("set: {users: 8}", "set: {users: 8, profile: my-t5220.yaml}"))
+    monkeypatch.chdir(tmp_path)
+    (exp,) = ex.select(["mine/table.yaml"])
+    for row in exp.rows:
+        sc = ex.scenario_mod.resolve(ex.row_scenario_data(exp, row), row.label)
+        assert sc.spec.profile == str(Path("mine") / "my-t5220.yaml") and sc.profile.cpu_count == 64
+
+
+def test_a_claim_over_a_row_that_publishes_nothing_is_judged_on_its_prediction(tmp_path):
+    """A claim naming a row without published values printed 'withheld' and 'n/a', never judged, unless
+    predict listed the figure under the metric's own name: now it must be predicted, under its result."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 2000).replace(", published: {tpm: 2000}}", "}"))   # 8 users: nothing
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: claims\[0\]\.series: got '8 users'; expected a row with a "
+                                           r"published tpm, or tpm in predict .*row '8 users' publishes nothing"):
+        ex.select([str(bad)])
+    mine = tmp_path / "mine.yaml"   # the metric named other than its result, the row's figure predicted
+    text = _my_table(1000, 2000).replace("  tpm: {result", "  throughput: {result").replace("{tpm: 1000}", "{throughput: 1000}")
+    mine.write_text(text.replace(", published: {tpm: 2000}}", "}").replace("claims:", "predict: [tpm]\nclaims:"))
+    (exp,) = ex.select([str(mine)])
+    figures = [ex.Figure(exp.id, "4 users", "throughput", "TPM", 1000, 900.0, -0.1, "relative", True),
+               ex.Figure(exp.id, "8 users", "tpm", "", None, 1800.0, None, "prediction", None)]
+    (verdict,) = ex.check_claims(exp, figures)
+    assert verdict.published is None and verdict.simulated is True
+
+
+def test_the_readmes_own_measurements_example_is_a_file_reproduce_takes(tmp_path):
+    """The README named what an experiment file holds but not its required id, title and source: a file
+    written from it was refused key by key ('id: missing key ... as in reference/published.yaml')."""
+    section = (ROOT / "README.md").read_text().split("## Your own measurements beside the model")[1].split("\n## ")[0]
+    (example,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    data = yaml.safe_load(example)
+    (tmp_path / data["scenario"]["profile"]).write_text((ROOT / "hardware_profiles" / "t5220.yaml").read_text())
+    (tmp_path / "my-server.yaml").write_text(example)
+    (exp,) = ex.select([str(tmp_path / "my-server.yaml")])
+    assert [r.label for r in exp.rows] == ["16 users", "32 users", "64 users"] and exp.claims and exp.predict
+    for row in exp.rows:
+        ex.scenario_mod.resolve(ex.row_scenario_data(exp, row), row.label)
+
+
+def test_a_rows_bad_setting_names_the_file_and_the_row(tmp_path):
+    """A file of your own: a row's misspelt setting was blamed on 'experiment ID [label]', not on the file."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, 1000).replace("set: {users: 8}", "set: {usrs: 8}"))
+    with pytest.raises(OltpsimError, match=r"^\S*bad\.yaml: rows\[1\] \(8 users\): params\.usrs: unknown key "
+                                           r"\(did you mean 'users'\?\)"):
+        ex.select([str(bad)])
+
+
+def test_quick_over_a_table_with_no_quick_row_says_why_nothing_runs(tmp_path):
+    """'no experiment selected' did not say that --quick had dropped every row of the file given."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(_my_table(1000, 1000))
+    proc = subprocess.run([sys.executable, "-m", "sim.cli", "reproduce", "--quick", str(mine)], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert re.fullmatch(r"oltpsim: error: --quick: none of \S*mine\.yaml is in the quick subset; expected an "
+                        r"experiment with quick: true, or rows with quick: true \(or leave out --quick\)\n", proc.stderr)

@@ -209,6 +209,9 @@ def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypa
                       ("rx5670", "array"): "invalid", ("rx5670", "redo"): "ok"}
     bad = res.table[res.table["status"] == "invalid"]["message"].iloc[0]
     assert "database.redo_device" in bad and "expected one of the profile's storage devices" in bad
+    # the refused runs have no inputs: the others' whole numbers stay whole, as `--set run.seed=` takes them back
+    ran = pd.read_csv(res.out / "results.csv", dtype=str, keep_default_na=False)
+    assert ran["seed"].tolist() == ["1", "", "", "1"] and ran["in.params.users"].tolist() == ["2", "", "", "2"]
 
     admit = tpcc.Workload.admit
 
@@ -243,6 +246,33 @@ def test_bad_input_is_one_error_before_anything_runs(tmp_path):
     assert not out.exists()
 
 
+def test_one_scenario_written_two_ways_is_refused_before_anything_runs(tmp_path):
+    # '100MB' and '100 MB' passed the duplicate check and ran twice: the table held point 1 twice and no
+    # point 0, and the summary showed one point of 2/2 runs, as if replicated
+    out = tmp_path / "out"
+    with pytest.raises(OltpsimError, match=r"\[database\.db_cache=100 MB\]: the same scenario as point 0 "
+                                           r"\[database\.db_cache=100MB\] \(database\.db_cache='100MB' and '100 MB' "
+                                           r"are one value\); expected each point once"):
+        sw.sweep(BASE, vary={"database.db_cache": ["100MB", "100 MB"]}, out=out, executor="serial", progress=False)
+    with pytest.raises(OltpsimError, match=r"\[params\.users=2\]: the same scenario as point 0 \[users=2\]; "):
+        sw.sweep(BASE, points=[{"users": 2}, {"params.users": 2}], out=out, executor="serial", progress=False)
+    assert not out.exists()
+
+
+def test_a_fixed_setting_the_sweep_also_varies_is_refused(tmp_path):
+    # --set users=4 beside --vary users=2,8 was dropped at every point without a word
+    out = tmp_path / "out"
+    for key in ("users", "params.users"):
+        with pytest.raises(OltpsimError, match=rf"^--set {key}=4: users is varied too .*expected it in one place"):
+            sw.sweep(BASE, vary={"users": [2, 8]}, overrides={key: "4"}, out=out, executor="serial", progress=False)
+    assert not out.exists()
+    # without a scenario file --profile is required: a sweep of profiles varies it, it is not a clash
+    cmd = [sys.executable, "-m", "sim.cli", "sweep", "--profile", "t5220", "--workload", "tpcc", "--vary",
+           "profile=t5220,t5440", "--set", "users=abc", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "params.users: got 'abc'" in proc.stderr and "varied too" not in proc.stderr
+
+
 def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     assert sw.parse_vary(["users=8,16", "database.db_cache=1 GB,2 GB", "profile=[t5220, t5440]"]) == {
         "users": [8, 16], "database.db_cache": ["1 GB", "2 GB"], "profile": ["t5220", "t5440"]}
@@ -255,6 +285,9 @@ def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     expected = [{"users": 2, "database.db_cache": "1 GB"}, {"users": 8, "database.db_cache": "2 GB"}]
     assert sw.read_points(tmp_path / "p.csv") == sw.read_points(tmp_path / "p.yaml") == expected
     assert sw.read_points(tmp_path / "q.yaml") == expected       # under a 'points:' key
+    (tmp_path / "q.yaml").write_text("replications: 3\npoints:\n- {users: 2}\n")   # was silently ignored
+    with pytest.raises(OltpsimError, match=r"q\.yaml: replications: unknown key; expected only points"):
+        sw.read_points(tmp_path / "q.yaml")
     for text in ("[]\n", "- {users: 2}\n- {}\n", "{users: 2}\n"):  # none, an empty point, not a list
         (tmp_path / "r.yaml").write_text(text)
         with pytest.raises(OltpsimError, match="expected a non-empty list of points"):
