@@ -177,14 +177,14 @@ def load_experiment(path: Path | str) -> ExperimentSpec:
 def _profiles_beside(data: Any, folder: Path) -> Any:
     """A profile YAML the file names by a relative path (its scenario's, a row's) is the one beside the file,
     wherever reproduce is run from (it was looked for in the working folder)."""
-    def beside(where: Any) -> None:
-        name = where.get("profile") if isinstance(where, dict) else None
-        if isinstance(name, str) and Path(name).suffix in (".yaml", ".yml") and not Path(name).is_absolute():
-            where["profile"] = str(folder / name)
-    if isinstance(data, dict):
-        beside(data.get("scenario"))
-        for row in data.get("rows") if isinstance(data.get("rows"), list) else []:
-            beside(row.get("set") if isinstance(row, dict) else None)
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    if "scenario" in data:
+        data["scenario"] = scenario_mod.profile_beside(data["scenario"], folder)
+    if isinstance(data.get("rows"), list):
+        data["rows"] = [{**row, "set": scenario_mod.profile_beside(row["set"], folder)}
+                        if isinstance(row, dict) and "set" in row else row for row in data["rows"]]
     return data
 
 

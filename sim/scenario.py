@@ -367,6 +367,15 @@ def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) ->
                 "(give database.db_cache, or leave this key out)")
 
 
+def profile_beside(data: Any, folder: Path) -> Any:
+    """A mapping whose `profile` is a relative path to a profile YAML names the one beside the file the mapping
+    was read from (`folder`), wherever oltpsim runs (it was looked for in the working folder)."""
+    name = data.get("profile") if isinstance(data, dict) else None
+    if isinstance(name, str) and Path(name).suffix.lower() in (".yaml", ".yml") and not Path(name).is_absolute():
+        return {**data, "profile": str(folder / name)}
+    return data
+
+
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None, **fields) -> Scenario:
     """Load a scenario YAML (or start from `fields`), apply overrides, and resolve it."""
     data: dict = {}
@@ -383,7 +392,7 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
         source = str(path)
         if not isinstance(raw, dict):
             raise OltpsimError(f"{path}: got {what_it_is(raw)}; expected a mapping with profile, workload, params, ...")
-        data = raw
+        data = raw = profile_beside(raw, Path(path).parent)
     for k, v in fields.items():
         if v is not None:
             data = replace_path(data, k, v)
@@ -409,7 +418,7 @@ def read_mapping(scenario: str | Path | dict, caller: str) -> tuple[dict, str]:
     data = read_yaml(scenario)
     if not isinstance(data, dict):
         raise OltpsimError(f"{scenario}: got {what_it_is(data)}; expected a mapping with profile, workload, params, ...")
-    return data, str(scenario)
+    return profile_beside(data, Path(scenario).parent), str(scenario)
 
 
 def blame_given(exc: ConfigError, raw: dict, overrides: dict) -> ConfigError:

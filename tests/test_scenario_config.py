@@ -554,3 +554,23 @@ def test_a_bad_value_given_beside_a_scenario_file_is_blamed_on_the_command_line(
     with pytest.raises(ConfigError) as info:       # the file's own value is still blamed on the file
         sc_mod.load(path, {"run.seed": "3"})
     assert (info.value.file, info.value.path) == (str(path), "params.users")
+
+
+def test_a_profile_of_your_own_named_in_a_scenario_file_is_the_one_beside_that_file(tmp_path, monkeypatch):
+    """`oltpsim run mine/s.yaml` with `profile: my-t5220.yaml` in the file looked for ./my-t5220.yaml ('cannot
+    read: no such file'); it is mine/my-t5220.yaml, for run, sweep and capacity alike. A --profile given on the
+    command line is still a path from the working folder."""
+    from sim import sweep
+    root = Path(__file__).resolve().parent.parent
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "my-t5220.yaml").write_text((root / "hardware_profiles" / "t5220.yaml").read_text()
+                                        .replace("name: t5220", "name: my-t5220"))
+    (mine / "s.yaml").write_text("profile: my-t5220.yaml\nworkload: tpcc\nparams: {users: 8}\n")
+    monkeypatch.chdir(tmp_path)
+    assert sc_mod.load("mine/s.yaml").profile.name == "my-t5220"
+    data, _ = sc_mod.read_mapping("mine/s.yaml", "sweep")          # what sweep and capacity start from
+    assert sc_mod.resolve(data, "mine/s.yaml").profile.name == "my-t5220"
+    assert sweep.plan(data, "mine/s.yaml", [{"users": 4}], 1)[0].scenario.profile.name == "my-t5220"
+    (tmp_path / "cwd.yaml").write_text((mine / "my-t5220.yaml").read_text().replace("name: my-t5220", "name: cwd"))
+    assert sc_mod.load("mine/s.yaml", profile="cwd.yaml").profile.name == "cwd"
