@@ -230,6 +230,15 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         res.files.append(path)
     for f in res.files:
         click.echo(f"wrote {f}", err=True)
+    status = res.table["status"]
+    crashed = int((status == "error").sum())
+    if crashed:   # a fault of oltpsim's, not an outcome of the scenario
+        click.echo(f"oltpsim: {crashed} of {len(status)} runs ended in an error (the tracebacks are in "
+                   f"{res.out / 'points.jsonl'}; the same sweep again runs them again)", err=True)
+        sys.exit(1)
+    if not (status == "ok").any():
+        click.echo(f"oltpsim: none of the {len(status)} runs gave figures (the outcome column says why)", err=True)
+        sys.exit(1)
 
 
 @main.command()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import os
 import statistics
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -103,6 +104,8 @@ class ExperimentSpec:
         return claim.metric if claim.metric is not None else next(iter(self.metrics))
 
     def check(self, src: Source) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", self.id):   # it names files: --plot's ID.png
+            raise src.at("id").bad(self.id, "a name of letters, digits, '.', '_' and '-', e.g. my.server")
         if not self.rows:   # (reproduce printed an empty scoreboard, '0/0 figures within tolerance', and exit 0)
             raise src.at("rows").bad([], "at least one row: a label, the settings that differ and what was measured")
         if not self.predict and not any(r.published for r in self.rows):   # (every row ran, for '0/0 figures')

@@ -383,7 +383,8 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
                                                indent=2, default=_json_default))
     journal = Journal(out / "points.jsonl")
     done = journal.read()
-    todo = [r for r in runs if r.key not in done]
+    # a run that crashed ("error") is the code's failure, not the scenario's outcome: run it again
+    todo = [r for r in runs if r.key not in done or done[r.key]["status"] == "error"]
     reused = len(runs) - len(todo)
     for r in todo:
         if r.scenario is None:   # a refused combination is an outcome: record it, do not run it

@@ -460,6 +460,11 @@ def test_cli_sweep_and_reproduce_refuse_bad_input(tmp_path):
     assert not (tmp_path / "sw" / "points.jsonl").exists()
     out = _cli("reproduce", "-j", "1", "no.such_experiment")
     assert out.returncode == 2 and "unknown experiment 'no.such_experiment'" in out.stderr, out.stderr
+    # every point runs out of memory (a 100 GB SGA on a 64 GB server): the table is written, and the exit says so
+    out = _cli("sweep", "-j", "1", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8",
+               "--vary", "database.db_cache='100 GB','200 GB'", "--out", str(tmp_path / "oom"))
+    assert out.returncode == 1 and "none of the 2 runs gave figures" in out.stderr, (out.stdout, out.stderr)
+    assert "out_of_memory" in out.stdout and (tmp_path / "oom" / "results.csv").exists()
 
 
 @pytest.mark.parametrize("name, text, fragment", [

@@ -307,6 +307,15 @@ def test_an_experiment_without_rows_is_refused(tmp_path):
         ex.select([str(bad)])
 
 
+@pytest.mark.parametrize("bad_id", ["../evil", "a/b", "", ".hidden", "my server"])
+def test_an_experiment_id_that_is_not_a_plain_name_is_refused(tmp_path, bad_id):
+    """The id names --plot's ID.png: '../evil' wrote outside the folder asked for."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(re.sub(r"(?m)^id: .*$", f"id: {bad_id!r}", _my_table(1000, 2000)))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: id: got .*; expected a name of letters, digits"):
+        ex.select([str(bad)])
+
+
 def test_a_profile_of_your_own_is_found_beside_the_experiment_file(tmp_path, monkeypatch):
     """A relative profile path was looked for in the working folder: `oltpsim reproduce mine/table.yaml`
     failed with 'mine/..' left off ('my-t5220.yaml: cannot read: no such file')."""

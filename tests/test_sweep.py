@@ -226,6 +226,11 @@ def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypa
     assert res.table["status"].tolist() == ["ok", "out_of_memory", "error"]
     assert "exceed physical memory" in res.table["message"][1] and "RuntimeError: a bug" in res.table["message"][2]
     assert res.summary()["failed"].tolist() == [0, 1, 1]
+    # the bug fixed, the same sweep again runs the crashed run again (the others are outcomes: reused)
+    monkeypatch.setattr(tpcc.Workload, "admit", admit)
+    again = sw.sweep(BASE, points=points, out=tmp_path / "outcomes", executor="serial", progress=False)
+    assert again.table["status"].tolist() == ["ok", "out_of_memory", "ok"] and (again.computed, again.reused) == (1, 2)
+    assert again.table["tpm"][0] == res.table["tpm"][0]
 
 
 def test_bad_input_is_one_error_before_anything_runs(tmp_path):
