@@ -546,7 +546,8 @@ def test_a_dotted_key_into_a_workload_parameter_is_refused_not_merged():
     with pytest.raises(ConfigError, match=r"^base\.yaml \[mix\.new_order=0\.9\]: mix\.new_order: got 0\.9"):
         sw.plan({"profile": "t5220", "workload": "tpcc"}, "base.yaml", [{"mix.new_order": 0.9}], 1)
     exp = build(ExperimentSpec, {"id": "x.y", "title": "t", "source": "s", "scenario": {"profile": "t5220"},
-                                 "metrics": {}, "rows": [{"label": "r", "set": {"mix.new_order": 0.9}}]},
+                                 "metrics": {}, "predict": ["tpm"],
+                                 "rows": [{"label": "r", "set": {"mix.new_order": 0.9}}]},
                 Source("x.yaml"))
     with pytest.raises(ConfigError, match=r"^experiment x\.y \[r\]: mix\.new_order: got 0\.9"):
         row_scenario_data(exp, exp.rows[0])
