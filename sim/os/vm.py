@@ -45,7 +45,6 @@ flavours, the profile gives the kernel's footprint for each (memory.kernel, memo
 
 from __future__ import annotations
 
-import math
 
 PAGE = 4096.0
 SWAP_CLUSTER = 8              # pages per swap-in read: Linux 2.4 page_cluster = 3 (2^3 pages of read-around)
@@ -68,6 +67,7 @@ class VirtualMemory:
         self.kinds: dict[str, list[float]] = {}   # kind -> [count, private bytes each, working set each]
         self.page_ins = 0
         self.swap_reads = 0
+        self._fault_carry = 0.0   # the part of a page that page_in owes the next wake
         self._committed: float | None = None   # cached: asked once per transaction, changed at set-up
 
     # ------------------------------------------------------------ the account
@@ -134,14 +134,19 @@ class VirtualMemory:
 
     # ------------------------------------------------------------ paging, as a process wakes
 
-    def faults_on_wake(self, working_set: float) -> int:
-        out = self.working_set_out()
-        return int(math.ceil(out * working_set / PAGE)) if out > 0.0 else 0
+    def expected_faults(self, working_set: float) -> float:
+        """Pages a waking process with this working set finds on swap, on average."""
+        return self.working_set_out() * working_set / PAGE
 
     def page_in(self, working_set: float):
         """Generator: fault back the paged-out part of a waking process's working set (kernel CPU,
-        then clustered reads from the swap device; the kernel writes as much out asynchronously)."""
-        faults = self.faults_on_wake(working_set)
+        then clustered reads from the swap device; the kernel writes as much out asynchronously).
+        Whole pages: the fractions carry over to the next wake, so that the faults average exactly
+        the expected number (rounding each wake up made a process with 0.1 of a page out read a
+        page from swap at every wake: ten times the faults where paging begins)."""
+        due = self._fault_carry + self.expected_faults(working_set)
+        faults = int(due)
+        self._fault_carry = due - faults
         if not faults:
             return
         self.page_ins += faults
