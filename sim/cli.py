@@ -220,7 +220,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
-        rows.append([r["point"], *(r[k] for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
+        rows.append([r["point"], *(_point_value(r[k]) for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
                      "" if math.isnan(r[m]) else figure(r[m]), ci, outcome[:100]])
     click.echo(table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
                       "r" + "l" * len(res.varied) + "rrrl"))
@@ -239,6 +239,14 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if not (status == "ok").any():
         click.echo(f"oltpsim: none of the {len(status)} runs gave figures (the outcome column says why)", err=True)
         sys.exit(1)
+
+
+def _point_value(v):
+    """A point's setting as the summary prints it: '—' where the point leaves it to the scenario (an empty cell
+    of a --points file printed 'nan'), a whole number without '.0'."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
 @main.command()

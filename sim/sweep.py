@@ -368,7 +368,8 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     varied = list(dict.fromkeys(k for p in pts for k in p))
     for k, v in (overrides or {}).items():   # every point would set it anew: the fixed value was silently dropped
         both = next((x for x in varied if setting_path(x) == setting_path(k)), None)
-        if both is not None:
+        # (a point that leaves it out, an empty cell of a points file, takes the fixed value: that is allowed)
+        if both is not None and all(any(setting_path(x) == setting_path(k) for x in p) for p in pts):
             raise OltpsimError(f"--set {k}={v}: {both} is varied too (--vary or --points), so the fixed value would "
                                "be ignored at every point; expected it in one place")
     try:
@@ -460,11 +461,10 @@ def _runs_frame(rows: list[dict]):
     import pandas as pd
 
     table = pd.DataFrame(rows)
-    for col in table.columns:   # an input left empty by a refused run made the column floats: seed 1189033389.0,
-        # which --set run.seed refuses (not a whole number)
+    for col in table.columns:   # a cell left empty (a refused run's inputs, a point that leaves a setting to the
+        # scenario) made a column of whole numbers floats: seed 1189033389.0, which --set run.seed refuses
         values = [row[col] for row in rows if row.get(col) is not None]
-        if (col == "seed" or col.startswith("in.")) and table[col].isna().any() and values and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in values):
+        if table[col].isna().any() and values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             table[col] = table[col].astype("Int64")
     return table.sort_values(["point", "replication"], kind="stable").reset_index(drop=True)
 

@@ -271,6 +271,14 @@ def test_a_fixed_setting_the_sweep_also_varies_is_refused(tmp_path):
         with pytest.raises(OltpsimError, match=rf"^--set {key}=4: users is varied too .*expected it in one place"):
             sw.sweep(BASE, vary={"users": [2, 8]}, overrides={key: "4"}, out=out, executor="serial", progress=False)
     assert not out.exists()
+    # points that leave it out (an empty cell) take the fixed value there: not a clash; the table keeps the
+    # points' whole numbers whole and the summary prints '—' for a setting left to the scenario
+    res = sw.sweep(BASE, points=[{"users": 2}, {"database.db_cache": "1 GB"}], overrides={"users": "3"},
+                   out=tmp_path / "sparse", executor="serial", progress=False)
+    assert res.table["in.params.users"].tolist() == [2, 3] and res.table["users"].astype(object).tolist()[0] == 2
+    assert str(res.table["users"].dtype) == "Int64"
+    from sim.cli import _point_value
+    assert [_point_value(v) for v in (float("nan"), None, 2.0, "1 GB")] == ["—", "—", 2, "1 GB"]
     # without a scenario file --profile is required: a sweep of profiles varies it, it is not a clash
     cmd = [sys.executable, "-m", "sim.cli", "sweep", "--profile", "t5220", "--workload", "tpcc", "--vary",
            "profile=t5220,t5440", "--set", "users=abc", "--out", str(out)]
