@@ -189,6 +189,19 @@ def test_statistics_are_the_misses_and_bandwidth_of_the_intervals():
     assert r["data_stall_share_pct"] == pytest.approx(100 * stall / cpi, rel=1e-12)
 
 
+def test_the_cpi_stack_counts_each_interval_at_the_miss_rate_it_ran_at():
+    """Code whose miss rate changes mid-run (RMAN's compressors sharing the LLC, set as channels start and end
+    pieces) stalls at the mean of its rates over the instructions, not at the last one set: half the
+    instructions at 0.01, half at 0.02 stall at 0.015 a miss-latency each (load too light to move the latency)."""
+    env, cpu, m = _open_loop(rho=0.01, mpi=0.01)
+    env.run(until=0.1001)                      # five intervals at 0.01 counted
+    m.set_misses_per_instruction(0.02)
+    env.run(until=0.2001)                      # five at 0.02
+    assert m.latency == m.unloaded
+    r = m.report(busy_strand_seconds=0.2, instructions=cpu.instructions_retired())
+    assert r["cpi_data_stall"] == pytest.approx(0.015 * m.unloaded * 1e9 / 1.2, rel=1e-3)
+
+
 def test_an_idle_interval_counts_no_misses_and_relaxes_towards_unloaded():
     env, cpu, m = _open_loop(rho=0.5)
     env.run(until=0.04)   # just before the update at 40 ms (run(until) stops ahead of events at that time)

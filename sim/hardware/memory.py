@@ -98,6 +98,7 @@ class MemorySystem:
             rate = delta * self.mpi / INTERVAL
             misses = delta * self.mpi
             self.misses += misses
+            self.counted_instructions += delta
             self.miss_latency += misses * self.latency
             self.busy_bandwidth += self.utilisation(rate) * INTERVAL
             self.span += INTERVAL
@@ -115,6 +116,7 @@ class MemorySystem:
 
     def reset_stats(self) -> None:
         self.misses = self.miss_latency = self.busy_bandwidth = self.span = 0.0
+        self.counted_instructions = 0.0   # the instructions behind `misses`
 
     def mean_latency(self) -> float:
         """Miss-weighted mean latency (s) since the last reset."""
@@ -132,7 +134,10 @@ class MemorySystem:
         }
         if instructions > 0.0:
             cpi = busy_strand_seconds * spec.clock / instructions
-            stall = self.mpi * lat * spec.clock / spec.mlp
+            # each interval's misses at the rate it ran at (a workload may change it mid-run: RMAN's compressors
+            # sharing the LLC), not the rate set last
+            mpi = self.misses / self.counted_instructions if self.counted_instructions else self.mpi
+            stall = mpi * lat * spec.clock / spec.mlp
             # (other: what is left, never below 0: the sum can come out -1e-13 below)
             out.update({"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
                         "cpi_other": max(0.0, cpi - spec.cpi_issue - stall), "data_stall_share_pct": 100.0 * stall / cpi})
