@@ -452,6 +452,15 @@ def test_page_in_costs_fault_cpu_and_clustered_swap_reads():
     assert done == [pytest.approx(0.001 + 8 * 0.010)]
 
 
+def _drain(gen):
+    """Run a page_in generator with no dispatcher or swap device (it yields nothing) to its return value."""
+    try:
+        next(gen)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("page_in waited for something")
+
+
 def test_page_ins_average_the_expected_faults_where_paging_begins():
     """A wake owing 0.27 of a page faults a page about one wake in four, not at every wake (rounding up made
     every wake read from swap: the thrashing cliff came ~4x too soon); over many wakes the faults are the
@@ -461,12 +470,24 @@ def test_page_ins_average_the_expected_faults_where_paging_begins():
     vm = _overcommitted(env, dispatcher=rec, swap_device=rec)
     ws = 0.27 / vm.expected_faults(1.0)            # the working set that owes 0.27 of a page a wake
 
-    def wakes():
-        for _ in range(1000):
-            yield from vm.page_in(ws)
-    env.process(wakes())
+    def wakes(n, owed=0.0):
+        for _ in range(n):
+            owed = yield from vm.page_in(ws, owed)
+    env.process(wakes(1000))
     env.run()
     assert abs(vm.page_ins - 270) <= 1 and vm.swap_reads == vm.page_ins
+    # what one process owes is its own: another's wakes in between do not change which of its wakes fault
+    alone, mixed = [], []
+    for record, others in ((alone, 0), (mixed, 3)):
+        vm = _overcommitted(simpy.Environment())
+        owed = 0.0
+        for _ in range(20):
+            before = vm.page_ins
+            owed = _drain(vm.page_in(ws, owed))
+            record.append(vm.page_ins - before)
+            for _ in range(others):
+                _drain(vm.page_in(ws * 2.5))
+    assert alone == mixed and sum(alone) == 5      # 20 x 0.27 = 5.4: 5 whole pages, 0.4 still owed
 
 
 def test_no_overcommit_no_page_in():

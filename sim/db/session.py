@@ -11,7 +11,7 @@ import simpy
 
 
 class Session:
-    __slots__ = ("instance", "sid", "env", "cpu")
+    __slots__ = ("instance", "sid", "env", "cpu", "page_owed")
 
     def __init__(self, instance, sid: int):
         self.instance, self.sid = instance, sid
@@ -19,6 +19,7 @@ class Session:
         # cpu(instructions, sys_share=0.0): run on a strand (queueing for one if all are busy);
         # yield the returned event. The dispatcher's own method, bound: no call in between.
         self.cpu = instance.dispatcher.run
+        self.page_owed = 0.0   # the part of a swapped-out page this process's next wake faults back (sim/os/vm.py)
 
     def commit(self, redo_bytes: float):
         """Generator: post LGWR and wait for the redo to be written ('log file sync')."""
@@ -53,7 +54,8 @@ class Session:
         if vm is None or vm.overcommit() <= 0.0:
             return
         start = self.env.now
-        yield from vm.page_in(self.instance.spec.server_working_set + client_working_set)
+        self.page_owed = yield from vm.page_in(self.instance.spec.server_working_set + client_working_set,
+                                               self.page_owed)
         if self.env.now > start:
             self.instance.waits.add("OS page in (swap)", self.env.now - start)
 

@@ -67,7 +67,6 @@ class VirtualMemory:
         self.kinds: dict[str, list[float]] = {}   # kind -> [count, private bytes each, working set each]
         self.page_ins = 0
         self.swap_reads = 0
-        self._fault_carry = 0.0   # the part of a page that page_in owes the next wake
         self._committed: float | None = None   # cached: asked once per transaction, changed at set-up
 
     # ------------------------------------------------------------ the account
@@ -138,17 +137,18 @@ class VirtualMemory:
         """Pages a waking process with this working set finds on swap, on average."""
         return self.working_set_out() * working_set / PAGE
 
-    def page_in(self, working_set: float):
+    def page_in(self, working_set: float, owed: float = 0.0):
         """Generator: fault back the paged-out part of a waking process's working set (kernel CPU,
         then clustered reads from the swap device; the kernel writes as much out asynchronously).
-        Whole pages: the fractions carry over to the next wake, so that the faults average exactly
-        the expected number (rounding each wake up made a process with 0.1 of a page out read a
-        page from swap at every wake: ten times the faults where paging begins)."""
-        due = self._fault_carry + self.expected_faults(working_set)
+        Whole pages: `owed`, the part of a page this process's last wake left, is added, and what is
+        left this time is returned for its next wake, so that its faults average exactly the expected
+        number (rounding each wake up made a process with 0.1 of a page out read a page from swap at
+        every wake: ten times the faults where paging begins). Per process, so that one process's
+        faults do not depend on the order in which the others wake."""
+        due = owed + self.expected_faults(working_set)
         faults = int(due)
-        self._fault_carry = due - faults
         if not faults:
-            return
+            return due
         self.page_ins += faults
         if self.dispatcher is not None:
             yield self.dispatcher.run(faults * FAULT_INSTRUCTIONS, 1.0)
@@ -158,3 +158,4 @@ class VirtualMemory:
                 yield self.swap_device.submit("read", SWAP_CLUSTER * PAGE)
             self.swap_reads += reads
             self.swap_device.submit("write", faults * PAGE)  # kswapd makes room: not waited for
+        return due - faults
