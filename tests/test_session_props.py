@@ -67,10 +67,11 @@ class _Vm:
     def overcommit(self):
         return self._over
 
-    def page_in(self, working_set):
-        self.asked.append(working_set)
+    def page_in(self, working_set, owed=0.0):
+        self.asked.append((working_set, owed))
         if self.per_mb:
             yield self.env.timeout(self.per_mb * working_set / 2**20)
+        return owed + 0.25    # what the next wake owes: the session keeps it
 
 
 def _instance(dbwr=True, vm=None):
@@ -150,11 +151,13 @@ def test_waking_pages_in_only_when_memory_is_overcommitted():
     # overcommitted: the server's working set (1 MB) and its client's (1 MB) come back at 1 ms per MB
     env, inst, s = _instance(vm=lambda env: _Vm(env, 1.0, 0.001))
     _run(env, s.wake(2**20))
-    assert inst.vm.asked == [2 * 2**20] and _waits(inst) == {"OS page in (swap)": (1, 0.002)}
-    # overcommitted but nothing of this process was paged out: no wait recorded
+    assert inst.vm.asked == [(2 * 2**20, 0.0)] and _waits(inst) == {"OS page in (swap)": (1, 0.002)}
+    # overcommitted but nothing of this process was paged out: no wait recorded; the part of a page it owes
+    # goes to its next wake
     env, inst, s = _instance(vm=lambda env: _Vm(env, 1.0, 0.0))
     _run(env, s.wake())
-    assert inst.vm.asked == [2**20] and inst.waits.events == {}
+    _run(env, s.wake())
+    assert inst.vm.asked == [(2**20, 0.0), (2**20, 0.25)] and inst.waits.events == {} and s.page_owed == 0.5
 
 
 def test_a_synchronous_io_is_waited_for_under_its_event():
