@@ -84,6 +84,16 @@ def test_rman_compressors_sharing_the_llc_miss_by_the_square_root_rule_down_to_t
     assert all(a <= b for a, b in zip(rates[:68], rates[1:69])) and all(a <= b for a, b in zip(rates[69:], rates[70:]))
 
 
+def test_rman_channels_waiting_for_a_strand_do_not_share_the_cache():
+    """On the 2-way Opteron (two single-strand sockets) eight channels take turns on two strands: one compressor
+    per socket at a time, so each misses as one alone does; the backup takes about four times one channel's."""
+    base = {"datafile_device": "external", "backup_device": "external", "section_size": "10 MB"}
+    one = _result("rman", {**base, "channels": 1, "datafiles_mb": [40.0]}, profile="opteron-2way")
+    eight = _result("rman", {**base, "channels": 8, "datafiles_mb": [40.0] * 8}, profile="opteron-2way")
+    assert eight.extra["cpi_data_stall"] == pytest.approx(one.extra["cpi_data_stall"], rel=0.02)
+    assert eight.elapsed == pytest.approx(4 * one.elapsed, rel=0.05)
+
+
 @pytest.mark.parametrize("compressed", [True, False])
 def test_rman_channels_compressing_together_stall_longer_per_instruction(compressed):
     """Four channels compressing at once on four cores of the T5220 (no pipeline shared) run at the CPI of

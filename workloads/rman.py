@@ -144,6 +144,7 @@ class Workload(BatchWorkload):
         sizes = tuple(float(s) for s in params.datafiles_mb)
         cpu = system.profile.cpu
         self.llc, self.sockets = cpu.llc_size, cpu.sockets
+        self.strands = cpu.sockets * cpu.cores_per_socket * cpu.strands_per_core
         alone = 1000.0 * compressor_misses_per_instruction(self.llc, 1) if params.compressed else MPKI
         super().__init__(system, params, mpki=alone, total_bytes=sum(sizes) * MB)
         self.sizes = sizes
@@ -193,11 +194,15 @@ class Workload(BatchWorkload):
 
     def _sharers(self, change: int) -> None:
         """Compressors share the last-level cache: each has LLC / k of it, and misses more by the
-        square-root rule (as workloads/tpcc.py), down to the rate of its whole working set."""
+        square-root rule (as workloads/tpcc.py), down to the rate of its whole working set. Only those
+        on a strand at once share it: more channels than strands take turns by time slice, and a slice
+        refills the cache many times over (a 10 ms slice at ~1-3 GHz brings in megabytes), so a channel
+        waiting in the run queue holds none of it."""
         self.compressing += change
         if not self.params.compressed or self.compressing == 0:
             return
-        self.system.set_memory_behaviour(compressor_misses_per_instruction(self.llc, self.compressing / self.sockets))
+        running = min(self.compressing, self.strands)
+        self.system.set_memory_behaviour(compressor_misses_per_instruction(self.llc, running / self.sockets))
 
     def _new_piece(self, session):
         """Create a backup piece: CPU, then a control-file transaction under the CF enqueue."""
