@@ -451,3 +451,17 @@ def test_a_finished_burst_is_an_ordinary_processed_event():
     assert env.now == pytest.approx(0.001, rel=1e-9)
     assert ev.triggered and ev.processed and ev.ok and ev.value is None
     assert either.value == {ev: None}
+
+
+def test_a_time_slice_stays_a_quantum_long_when_the_strands_slow_down():
+    """Two endless bursts on one strand take turns a quantum at a time. When the miss rate triples mid-run
+    (memory latency or the code changing) the strand slows, and a slice is still 10 ms: it was counted once
+    in instructions at the first rate, so it stretched to the slower strand's ~18 ms."""
+    env, cpu, disp = make(make_spec(cores=1, strands=1, pipelines=1), mpi=0.002)
+    for _ in range(2):
+        disp.run(1e15)
+    env.run(until=0.1)
+    cpu.set_behaviour(MemoryBehaviour(0.006, STALL))
+    before = disp.involuntary_switches
+    env.run(until=1.1)
+    assert disp.involuntary_switches - before == pytest.approx(100, abs=2)   # 1 s / 10 ms

@@ -46,7 +46,8 @@ class Dispatcher:
         self.strand_busy_time = [0.0] * spec.strands
         self.involuntary_switches = 0
         self.stats_since = env.now
-        self._slice_cache: float | None = None
+        self._slice_cache = 0.0
+        self._slice_rates: tuple | None = None   # the rates _slice_cache was counted at
         self._cpu_count = cpu.cpu_count
         self._group_of_strand = cpu.group_of_strand
         self._groups = cpu.groups
@@ -77,10 +78,13 @@ class Dispatcher:
     # ------------------------------------------------------------ placement
 
     def _slice(self) -> float:
-        """Instructions a strand alone retires in one quantum: the length of a time slice."""
-        if self._slice_cache is None:
-            g = self.cpu.groups[0]
-            self._slice_cache = g.rates[1] * self.quantum
+        """Instructions a strand alone retires in one quantum at the cores' present rates: the length of a
+        time slice (the rates change with memory latency and miss rate: a slice counted once, at the first
+        rate, lasted longer in time as the strands slowed)."""
+        rates = self._groups[0].rates
+        if rates is not self._slice_rates:
+            self._slice_rates = rates
+            self._slice_cache = rates[1] * self.quantum
         return self._slice_cache
 
     def _start(self, burst: _Burst) -> None:
@@ -112,7 +116,7 @@ class Dispatcher:
         burst.strand = strand
         burst.started = now
         run = burst.remaining
-        length = self._slice_cache if self._slice_cache is not None else self._slice()
+        length = self._slice_cache if self._groups[0].rates is self._slice_rates else self._slice()
         if run > length:
             run = length
         burst.remaining -= run
@@ -128,8 +132,9 @@ class Dispatcher:
             # Quantum over, nobody waiting: keep the strand for another quantum.
             burst.started = now
             run = burst.remaining
-            if run > self._slice_cache:   # set by the _start() that began this burst
-                run = self._slice_cache
+            length = self._slice_cache if self._groups[0].rates is self._slice_rates else self._slice()
+            if run > length:
+                run = length
             burst.remaining -= run
             group.start(run, burst.sys_share, self._on_slice_done, burst)
             return
