@@ -39,6 +39,21 @@ T5220 = dict(cores=8, strands=8, pipelines=2, clock=1.4e9)
 
 # --------------------------------------------------------------------------- spreading
 
+def test_equally_busy_cores_are_taken_socket_by_socket_in_turn():
+    """On four sockets of eight cores (a T5440) the first four processes get the first core of each socket,
+    the next four each socket's second core: the load spreads over the chips, as Solaris's does."""
+    spec = CpuSpec(model="t", isa="sparcv9", sockets=4, cores_per_socket=8, strands_per_core=8,
+                   pipelines_per_core=2, clock=1.4e9, cpi_issue=1.0, llc_size=4 * 2**20)
+    env, cpu, disp = make(spec)
+    for _ in range(8):
+        disp.run(1e12)
+    env.run(until=0.05)
+    busy = [c for c in range(32) if sum(g.busy for g in cpu.groups if g.core == c)]
+    assert busy == [0, 1, 8, 9, 16, 17, 24, 25]
+    assert sorted(disp._core_of_place) == list(range(32))
+
+
+
 @pytest.mark.parametrize("nproc", [4, 8, 16])
 def test_long_running_processes_spread_across_cores_then_pipelines(nproc):
     env, cpu, disp = make(make_spec(**T5220))

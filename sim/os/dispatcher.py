@@ -2,7 +2,8 @@
 
 Runnable processes go to an idle strand, spreading across cores first (the least busy
 core, then its least busy pipeline group), as the Solaris and Linux schedulers do on CMT
-and SMT chips. With every strand busy they wait in a FIFO run queue (vmstat's `r`). A
+and SMT chips, and across sockets among cores equally busy (a chip's first core, then the
+next chip's: both schedulers balance load over chips, Solaris by its locality groups). With every strand busy they wait in a FIFO run queue (vmstat's `r`). A
 burst runs at most one quantum at a time; when its quantum ends and others are waiting it
 goes to the back of the queue (time slicing). CPU time is tagged usr or sys by the share of
 the burst spent in the kernel.
@@ -35,7 +36,14 @@ class Dispatcher:
         self._core_busy = [0] * spec.cores
         self._group_busy = [0] * len(cpu.groups)
         self._groups_of_core = [[g.index for g in cpu.groups if g.core == c] for c in range(spec.cores)]
-        # Cores bucketed by busy strands, so that "least busy core" costs O(strands per core).
+        # Cores bucketed by busy strands, so that "least busy core" costs O(strands per core); a bucket holds
+        # places, which number the cores socket by socket in turn (place 1 is the second socket's first core),
+        # so that the lowest place of equals spreads the load over the sockets.
+        sockets, per_socket = spec.sockets, spec.cores // spec.sockets
+        self._core_of_place = [(p % sockets) * per_socket + p // sockets for p in range(spec.cores)]
+        self._place_of_core = [0] * spec.cores
+        for p, c in enumerate(self._core_of_place):
+            self._place_of_core[c] = p
         self._by_busy: list[set[int]] = [set() for _ in range(spec.strands_per_core + 1)]
         self._by_busy[0].update(range(spec.cores))
         self.runq: deque[_Burst] = deque()
@@ -88,17 +96,18 @@ class Dispatcher:
         return self._slice_cache
 
     def _start(self, burst: _Burst) -> None:
-        """Put a burst on an idle strand: the least busy core (the lowest-numbered of equals),
-        then its least busy pipeline group. Called only while a strand is idle."""
+        """Put a burst on an idle strand: the least busy core (the lowest place of equals: socket by
+        socket in turn), then its least busy pipeline group. Called only while a strand is idle."""
         now = self.env._now
         # No _account() here: the run queue's length changes only in run() and _slice_done(), which
         # account for it first; a burst starts either from run() with the queue empty (a strand is idle)
         # or from _slice_done() at the instant it accounted, so the area would grow by exactly 0.
         by_busy, core_busy = self._by_busy, self._core_busy
-        for cores in by_busy:
-            if cores:
-                core = min(cores)
+        for places in by_busy:
+            if places:
+                place = min(places)
                 break
+        core = self._core_of_place[place]
         groups = self._groups_of_core[core]
         gi = groups[0]
         group_busy = self._group_busy
@@ -108,9 +117,9 @@ class Dispatcher:
                     gi = g
         strand = self._idle[gi].pop()
         n = core_busy[core]
-        by_busy[n].discard(core)
+        by_busy[n].discard(place)
         core_busy[core] = n + 1
-        by_busy[n + 1].add(core)
+        by_busy[n + 1].add(place)
         group_busy[gi] += 1
         self.busy_strands += 1
         burst.strand = strand
@@ -142,11 +151,12 @@ class Dispatcher:
         self._t_last = now
         # release the strand
         core, gi = group.core, group.index
+        place = self._place_of_core[core]
         by_busy, core_busy = self._by_busy, self._core_busy
         n = core_busy[core]
-        by_busy[n].discard(core)
+        by_busy[n].discard(place)
         core_busy[core] = n - 1
-        by_busy[n - 1].add(core)
+        by_busy[n - 1].add(place)
         self._group_busy[gi] -= 1
         self._idle[gi].append(strand)
         self.busy_strands -= 1
