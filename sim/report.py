@@ -233,6 +233,8 @@ def _parallel(x: dict) -> str:
             used += f" of {x['channels']} (no more than the {x['work_items']:,} files or sections)"
         items += [("RMAN channels", used), ("backup pieces", f"{x['pieces']:,}"),
                   ("largest channel", f"{x['largest_channel_mb']:,.0f} MB")]
+        if x.get("compressors_mean"):   # they share the last-level cache (workloads/rman.py)
+            items.append(("compressing at once (mean)", f"{x['compressors_mean']:.1f}"))
     return _line("Parallel", items)
 
 

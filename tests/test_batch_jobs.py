@@ -113,8 +113,14 @@ def test_rman_channels_compressing_together_stall_longer_per_instruction(compres
     assert one.extra["cpi"] == pytest.approx(closed_form(1, one), rel=0.01)
     if compressed:
         assert closed_form(3, four) < four.extra["cpi"] < closed_form(4, four) * 1.01
+        # how many compressed at once, over the job: one at most 1 (a piece's start is not compressing), four
+        # between 3 and 4; the report says it
+        assert 0.9 < one.extra["compressors_mean"] <= 1.0 and 3.0 < four.extra["compressors_mean"] < 4.0
+        from sim.report import full
+        assert f"compressing at once (mean) {four.extra['compressors_mean']:.1f}" in full(four)
     else:
         assert four.extra["cpi"] == pytest.approx(one.extra["cpi"], rel=0.01)
+        assert four.extra["compressors_mean"] == 0.0
 
 
 @pytest.mark.parametrize("compressed", [True, False])

@@ -160,6 +160,7 @@ class Workload(BatchWorkload):
         self.done_items = 0
         self.per_channel_mb: list[float] = []
         self.compressing = 0   # channels inside a piece, each with its compressor's private working set in the LLC
+        self._sharing_area, self._sharing_since = 0.0, self.env.now   # compressors on strands x time, and since when
 
     def job(self):
         n = min(self.params.channels, len(self.items))
@@ -198,8 +199,13 @@ class Workload(BatchWorkload):
         on a strand at once share it: more channels than strands take turns by time slice, and a slice
         refills the cache many times over (a 10 ms slice at ~1-3 GHz brings in megabytes), so a channel
         waiting in the run queue holds none of it."""
+        if not self.params.compressed:
+            return
+        now = self.env.now
+        self._sharing_area += (now - self._sharing_since) * min(self.compressing, self.strands)
+        self._sharing_since = now
         self.compressing += change
-        if not self.params.compressed or self.compressing == 0:
+        if self.compressing == 0:
             return
         running = min(self.compressing, self.strands)
         self.system.set_memory_behaviour(compressor_misses_per_instruction(self.llc, running / self.sockets))
@@ -214,4 +220,6 @@ class Workload(BatchWorkload):
         return {**super().report(span), "channels": self.params.channels, "channels_used": self.channels_used,
                 "pieces": self.pieces,
                 "work_items": len(self.items), "items_done": self.done_items,
-                "largest_channel_mb": max(self.per_channel_mb, default=0.0)}
+                "largest_channel_mb": max(self.per_channel_mb, default=0.0),
+                # compressors on strands at once, over the job (each has 1/k of its socket's LLC: _sharers)
+                "compressors_mean": self._sharing_area / span if span > 0 else 0.0}
