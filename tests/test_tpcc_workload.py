@@ -269,9 +269,19 @@ def test_first_transactions_are_those_of_a_user_seen_at_a_random_moment():
     waits = np.array([w for _, w in first])
     assert waits.min() >= 0.0
     assert waits.mean() == pytest.approx(mean_wait, abs=4 * waits.std() / math.sqrt(n))
-    # a user keying New-Order has at most its 18 s keying left
-    keying_no = [w for k, w in first if k == "new_order" and w < SPEC_KEYING["new_order"]]
-    assert keying_no
+    # A first New-Order sooner than its 18 s keying comes only from a user seen keying it (a thinking user
+    # still keys the whole 18 s after the think): odds mix x 18 / C of all users, the rest of the keying
+    # uniform on [0, 18), mean 9 s. A New-Order after a think waits 18 s + the rest of a think under way,
+    # length-biased: mean sum mix_j think_j^2 / sum mix_j think_j = 11.68 s.
+    k_no = SPEC_KEYING["new_order"]
+    no = np.array([w for k, w in first if k == "new_order"])
+    keying_no, after_think = no[no < k_no], no[no >= k_no] - k_no
+    share = SPEC_MIX["new_order"] * k_no / C / p_kind["new_order"]
+    assert len(keying_no) / len(no) == pytest.approx(share, abs=4 * math.sqrt(share * (1 - share) / len(no)))
+    assert keying_no.mean() == pytest.approx(k_no / 2, abs=4 * k_no / math.sqrt(12 * len(keying_no)))
+    assert keying_no.var() == pytest.approx(k_no ** 2 / 12, rel=0.1)      # uniform, not bunched at either end
+    biased = sum(SPEC_MIX[t] * SPEC_THINK[t] ** 2 for t in TYPES) / sum(SPEC_MIX[t] * SPEC_THINK[t] for t in TYPES)
+    assert after_think.mean() == pytest.approx(biased, abs=4 * after_think.std() / math.sqrt(len(after_think)))
 
 
 def test_without_keying_a_first_transaction_is_part_way_through_a_think():
