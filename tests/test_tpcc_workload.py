@@ -362,12 +362,27 @@ def test_a_tp_monitor_with_spare_sessions_answers_at_once():
     the work, throughput that of dedicated servers. Every request is submitted, served or queued:
     none lost."""
     users, busy, span = 20, 0.5, 2000.0
-    wl = _run(_build(users=users, warehouses=2, sessions=8)[1], busy, span)
+    wl = _build(users=users, warehouses=2, sessions=8)[1]
+    wl.sessions = [FakeSession(wl.env, busy) for _ in wl.sessions]
+    wl.start()
+    env = wl.env
+    env.run(until=1e-9)                                          # the server sessions start (all idle)
+    assert len(wl.idle) == 8 and not wl.requests
+    # At every event: each terminal is keying or thinking (its next request scheduled), queued, or being
+    # served (a session not idle: running it, or woken with it) - one of the three, none lost or doubled
+    # (the check counted at 0.5 s steps is the one test_run.py makes of a full run)
+    checked = 0
+    while env.peek() < span:
+        env.step()
+        keying = sum(1 for *_, ev in env._queue if ev.callbacks and wl._submit in ev.callbacks)
+        serving = len(wl.sessions) - len(wl.idle)
+        assert keying + len(wl.requests) + serving == users, env.now
+        assert not (wl.requests and wl.idle)                    # never a request waiting by an idle session
+        checked += 1
+    assert checked > 4 * wl.completed                            # every submission, start and end was seen
     assert wl.completed / span == pytest.approx(users / (20.99 + busy), rel=0.07)
     mean = sum(t.mean * t.n for t in wl.response.values() if t.n) / wl.completed
     assert busy <= mean < busy * 1.1
-    assert len(wl.requests) == 0 or len(wl.idle) == 0           # never a request waiting by an idle session
-    assert len(wl.idle) <= len(wl.sessions)
 
 
 # --------------------------------------------------------------------------- the I/O plan
