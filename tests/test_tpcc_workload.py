@@ -331,8 +331,11 @@ def test_dedicated_terminals_cycle_through_keying_work_and_think():
 
 
 def test_terminals_without_keying_or_think_run_back_to_back():
+    """Each terminal starts within its first 10 ms (a think of 0 s under way: 0.01 x U, see above), then runs
+    0.5-s transactions with no gap: the 199th ends before 100 s (<= 99.51 s), the 200th after (>= 100 s)."""
     wl = _run(_build(users=3, think_time="0 s", keying_time="0 s")[1], 0.5, 100.0)
-    assert 3 * 198 <= wl.completed <= 3 * 200
+    assert wl.completed == 3 * 199
+    assert sum(t.n for t in wl.response.values()) == 3 * 199 and all(r["mean"] == pytest.approx(0.5) for r in wl.report(100.0)["response"].values())
 
 
 def test_reset_keeps_the_pace_and_empties_the_tallies():
@@ -872,8 +875,11 @@ def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
 
 
 def test_a_tp_monitor_terminal_without_keying_or_think_resubmits_at_once():
+    """As a dedicated terminal: a first request within 10 ms, then 0.5-s transactions resubmitted with no
+    gap and never queued (one terminal, one session): 199 done by 100 s, each response exactly 0.5 s."""
     wl = _run(_build(users=1, sessions=1, think_time="0 s", keying_time="0 s")[1], 0.5, 100.0)
-    assert 198 <= wl.completed <= 200
+    assert wl.completed == 199
+    assert all(r["mean"] == pytest.approx(0.5) for r in wl.report(100.0)["response"].values())
 
 
 def test_without_keying_the_think_under_way_is_length_biased():
