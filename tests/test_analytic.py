@@ -133,9 +133,12 @@ def test_repairman_edge_cases_and_errors():
     assert repairman(0, 1.0, 1.0) == (0.0, 0.0)
     assert repairman(5, 0.0, 2.0, servers=3) == (1.5, 3.0)
     assert repairman(2, 0.0, 2.0, servers=3) == (1.0, 2.0)
-    for bad in [(-1, 1.0, 1.0, 1), (1, -1.0, 1.0, 1), (1, 1.0, 0.0, 1), (1, 1.0, -2.0, 1),
-                (1, 1.0, 1.0, 0)]:
-        with pytest.raises(ValueError):
+    # each refusal names what is wrong: a bare ValueError would also be math.log's "math domain error" from a
+    # service of 0 let through to the chain's log ratios (the check for it dropped, this test still passed)
+    for bad, why in [((-1, 1.0, 1.0, 1), "n must be >= 0"), ((1, -1.0, 1.0, 1), "think must be non-negative"),
+                     ((1, 1.0, 0.0, 1), "service must be positive"), ((1, 1.0, -2.0, 1), "service must be positive"),
+                     ((1, 1.0, 1.0, 0), "servers must be >= 1")]:
+        with pytest.raises(ValueError, match=why):
             repairman(*bad)
 
 
@@ -152,9 +155,9 @@ def test_mm1_formulas():
     assert mm1_ps_response(3.0, 5.0, work=0.2) == pytest.approx(0.5, rel=1e-12)
     assert mm1_ps_response(3.0, 5.0, work=1.0) == pytest.approx(2.5, rel=1e-12)
     for f in (mm1_response, mm1_ps_response):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="unstable queue"):
             f(5.0, 5.0)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="unstable queue"):
             f(6.0, 5.0)
 
 
@@ -194,7 +197,7 @@ def test_mmc_wait_single_server_is_mm1(lam):
 def test_mmc_wait_two_servers_and_errors():
     # M/M/2, lam=1, mu=1: C = 1/3, Wq = C / (2 - 1) = 1/3.
     assert mmc_wait(1.0, 1.0, 2) == pytest.approx(1 / 3, rel=1e-12)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unstable queue"):
         mmc_wait(2.0, 1.0, 2)
 
 
@@ -206,7 +209,7 @@ def test_pollaczek_khinchine(lam):
     assert mg1_wait(lam, 1 / mu, 2 / mu ** 2) == pytest.approx(lam / mu / (mu - lam), rel=1e-12)
     # Deterministic service halves it (M/D/1).
     assert mg1_wait(lam, 1 / mu, 1 / mu ** 2) == pytest.approx(0.5 * lam / mu / (mu - lam), rel=1e-12)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unstable queue"):
         mg1_wait(5.0, 1 / mu, 2 / mu ** 2)
 
 

@@ -187,10 +187,11 @@ def test_rman_makes_at_most_256_sections_of_a_file_covering_it_exactly(section_m
         assert len(items) == 1582
 
 
-@pytest.mark.parametrize("section", [None, "3 MB"])
+@pytest.mark.parametrize("section", [None, "3 MB", "2.5 MB"])
 def test_rman_reads_every_datafile_byte_once_where_the_files_lie_one_after_another(section):
     """The datafiles lie one after another on their device; the channels read each byte of each file once,
-    in READ_SIZE buffers from the file's (or section's) start, and write every buffer to the backup device."""
+    in READ_SIZE buffers from the file's (or section's) start, and write every buffer to the backup device.
+    (2.5 MB sections do not fall on the 1 MB buffers of the file: 16 reads, not the whole files' 14.)"""
     sizes = (4.0, 2.5, 7.0)
     params = {"channels": 2, "datafiles_mb": list(sizes), "compressed": True, "datafile_device": "array",
               "backup_device": "internal", "database.control_file_device": "internal"}
@@ -204,7 +205,17 @@ def test_rman_reads_every_datafile_byte_once_where_the_files_lie_one_after_anoth
         assert off == pytest.approx(pos, abs=1e-6)
         pos += n
     assert pos == pytest.approx(sum(sizes) * MB)
-    assert len(reads) == sum(math.ceil(s * MB / rman.READ_SIZE) for s in sizes) if section is None else True
+    # every read, by hand: each piece (a whole file, or a section) from its own start in READ_SIZE buffers,
+    # the last one short; the files at 0, 4 and 6.5 MB
+    section_mb = {None: None, "3 MB": 3.0, "2.5 MB": 2.5}[section]
+    expected = []
+    for f, off_mb, mb in rman.work_items(sizes, section_mb):
+        start, left = ((0.0, 4.0, 6.5)[f] + off_mb) * MB, mb * MB
+        while left > 0:
+            expected.append((start, min(rman.READ_SIZE, left)))
+            start, left = start + rman.READ_SIZE, left - rman.READ_SIZE
+    assert len(reads) == len(expected) == {None: 14, "3 MB": 14, "2.5 MB": 16}[section]
+    assert [x for r in reads for x in r] == pytest.approx([x for r in sorted(expected) for x in r], abs=1e-6)
     assert job.file_start == [0.0, 4.0, 6.5]
     backup = [n for kind, n, off in recs["internal"].log if kind == "write" and n != rman.CONTROL_FILE_WRITE]
     assert sum(backup) == pytest.approx(sum(sizes) * MB * rman.COMPRESSION_RATIO)

@@ -128,8 +128,40 @@ def test_the_write_page_hit_weighs_eviction_and_checkpoint_writes_by_their_share
     assert cache.checkpoint_os_hit == {}
     ev, ck = cache.dirty_writes(span=40_000.0)["t"]   # t1 ~ 37,000, T2 ~ 38,000 transactions
     assert ev > 0.0 and ck > 0.0 and 0.0 < cache.checkpoint_os_hit["t"] < 1.0
+    # a dirty episode is written once, at the sooner of its eviction and its checkpoint: a checkpoint ends some
+    # episodes sooner, so fewer writes at eviction than without it and more in all
+    assert ev < cache.odds["t"].writes_per_tx < ev + ck
     cache.dirty_writes()
     assert cache.checkpoint_os_hit == {}
+    # The file system's write page hit (workloads/tpcc.py) over all DBWR's writes, on hand-set shares and
+    # hits: a segment's evicted writes find their page with its write_os_hit, its checkpointed ones with the
+    # cache's checkpoint_os_hit (its eviction hit where it has none), inserts' pages always.
+    from sim import scenario
+    from sim.system import System
+    from workloads import tpcc, tpcc_blocks
+    sc = scenario.load(None, {"users": 6, "warehouses": 200, "database.block_size": "2 KB", "database.db_cache": "1 GB",
+                              "database.redo_device": "redo", "database.data_device": "data",
+                              "os.filesystem": "ufs_buffered"}, profile="ue10000", workload="tpcc")
+    system = System(sc)
+    io = tpcc.Workload(system, sc.params).io
+    odds = io.cache.odds
+    assert list(io.writers) == ["stock", "customer", "old_orders", "delivery_walk"]
+    appended = tpcc_blocks.appended_blocks_per_tx(tpcc.STANDARD_MIX, 2048)
+    rest = ("old_orders", "delivery_walk")             # eviction only throughout
+    found = sum(odds[s].writes_per_tx * odds[s].write_os_hit for s in rest) + appended
+    written = sum(odds[s].writes_per_tx for s in rest) + appended
+    # stock: 1 block evicted and 2 checkpointed a transaction, the checkpointed found a quarter of the time;
+    # customer: 0.5 checkpointed, no hit of its own given, and none evicted
+    io.cache.checkpoint_os_hit = {"stock": 0.25}
+    io.set_dirty({"stock": (1.0, 2.0), "customer": (0.0, 0.5)})
+    want = (found + 1.0 * odds["stock"].write_os_hit + 2.0 * 0.25 + 0.5 * odds["customer"].write_os_hit) / (
+        written + 3.0 + 0.5)
+    assert system.datafiles.write_page_hit == pytest.approx(want, rel=1e-12)
+    # the same writes all found at their checkpoints: the hit rises by the 1.5 of 3.5 + rest checkpointed
+    # writes that the quarter missed
+    io.cache.checkpoint_os_hit = {"stock": 1.0}
+    io.set_dirty({"stock": (1.0, 2.0), "customer": (0.0, 0.5)})
+    assert system.datafiles.write_page_hit == pytest.approx(want + 1.5 / (written + 3.5), rel=1e-12)
 
 
 @pytest.mark.parametrize("policy", ["fifo", "lru"])

@@ -95,10 +95,18 @@ def test_32_bit_oracle_refuses_an_sga_over_its_address_space():
 
 
 def test_sga_over_memory_is_out_of_memory_and_large_sga_runs_on_64_bit():
+    """The UE10000's 6 GB under a 64-bit kernel (500 MB, not the 32-bit 400 MB) and a 33 MB shared pool
+    and log buffer: a 6 GB cache makes 6,677 MB locked, 6.52 GB over 6.00; a 5 GB one maps whole (the 200
+    warehouses are larger) and leaves the page cache 6,144 - 5,709 committed - the 96 MB free reserve."""
     r = run(_ue(**{"database.db_cache": "6 GB", "database.oracle_bits": 64, "os.bits": 64}))
-    assert r.status == "out_of_memory"
+    assert r.status == "out_of_memory" and r.tpm is None
+    assert r.message == "kernel and SGA (6.52 GB, locked in memory) exceed physical memory 6.00 GB"
     ok = run(_ue(**{"database.db_cache": "5 GB", "database.oracle_bits": 64, "os.bits": 64}))
     assert ok.status == "ok" and ok.tpm > 0
+    mem = ok.extra["memory"]
+    assert (mem["kernel_mb"], mem["sga_pools_mb"], mem["sga_buffer_cache_mb"]) == (500.0, 33.0, 5120.0)
+    assert mem["committed_mb"] == 500 + 33 + 5120 + mem["oracle_background_mb"] + mem["oracle_server_mb"] == 5709
+    assert mem["overcommit_mb"] == 0.0 and mem["page_cache_mb"] == 6144 - 5709 - 96
 
 
 def test_cached_quick_io_reads_from_the_page_cache_and_raw_does_not():

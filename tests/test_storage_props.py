@@ -409,12 +409,26 @@ def test_raid5_write_over_two_rows_updates_each_rows_parity_on_its_own_drive():
     the writes after all the reads."""
     env, disks, vol = _vol("raid5", 3)
     log = _spy(env, disks)
+    read_ends = []
+    for d in disks:                       # when each drive's reads complete, too
+        spied = d.submit
+
+        def timed(kind, nbytes, *a, _spied=spied, **kw):
+            ev = _spied(kind, nbytes, *a, **kw)
+            if kind == "read":
+                ev.callbacks.append(lambda _e: read_ends.append(env.now))
+            return ev
+        d.submit = timed
     env.run(vol.submit("write", 64 * KB, 96 * KB))
     reads = sorted((d, b) for d, k, b, _ in log if k == "read")
     writes = sorted((d, b) for d, k, b, _ in log if k == "write")
     assert reads == writes == [("d0", 32 * KB), ("d0", 32 * KB), ("d1", 32 * KB), ("d2", 32 * KB)]
     assert max(t for _d, k, _b, t in log if k == "read") == 0.0
-    assert min(t for _d, k, _b, t in log if k == "write") > 0.0
+    # every write goes out when the last read is in, not before: drive 0's two reads, one after the other,
+    # 2 x (5 ms seek + a quarter turn + 32 KB at 10 MB/s); the others' end at half that
+    svc = 5 * MS + 0.25 * ROT + 32 * KB / (10 * MB)
+    assert sorted(read_ends) == pytest.approx([svc, svc, svc, 2 * svc])
+    assert [t for _d, k, _b, t in log if k == "write"] == pytest.approx([2 * svc] * 4)
 
 
 def test_raid5_write_of_whole_rows_needs_no_reads():

@@ -269,9 +269,19 @@ def test_first_transactions_are_those_of_a_user_seen_at_a_random_moment():
     waits = np.array([w for _, w in first])
     assert waits.min() >= 0.0
     assert waits.mean() == pytest.approx(mean_wait, abs=4 * waits.std() / math.sqrt(n))
-    # a user keying New-Order has at most its 18 s keying left
-    keying_no = [w for k, w in first if k == "new_order" and w < SPEC_KEYING["new_order"]]
-    assert keying_no
+    # A first New-Order sooner than its 18 s keying comes only from a user seen keying it (a thinking user
+    # still keys the whole 18 s after the think): odds mix x 18 / C of all users, the rest of the keying
+    # uniform on [0, 18), mean 9 s. A New-Order after a think waits 18 s + the rest of a think under way,
+    # length-biased: mean sum mix_j think_j^2 / sum mix_j think_j = 11.68 s.
+    k_no = SPEC_KEYING["new_order"]
+    no = np.array([w for k, w in first if k == "new_order"])
+    keying_no, after_think = no[no < k_no], no[no >= k_no] - k_no
+    share = SPEC_MIX["new_order"] * k_no / C / p_kind["new_order"]
+    assert len(keying_no) / len(no) == pytest.approx(share, abs=4 * math.sqrt(share * (1 - share) / len(no)))
+    assert keying_no.mean() == pytest.approx(k_no / 2, abs=4 * k_no / math.sqrt(12 * len(keying_no)))
+    assert keying_no.var() == pytest.approx(k_no ** 2 / 12, rel=0.1)      # uniform, not bunched at either end
+    biased = sum(SPEC_MIX[t] * SPEC_THINK[t] ** 2 for t in TYPES) / sum(SPEC_MIX[t] * SPEC_THINK[t] for t in TYPES)
+    assert after_think.mean() == pytest.approx(biased, abs=4 * after_think.std() / math.sqrt(len(after_think)))
 
 
 def test_without_keying_a_first_transaction_is_part_way_through_a_think():
@@ -321,8 +331,11 @@ def test_dedicated_terminals_cycle_through_keying_work_and_think():
 
 
 def test_terminals_without_keying_or_think_run_back_to_back():
+    """Each terminal starts within its first 10 ms (a think of 0 s under way: 0.01 x U, see above), then runs
+    0.5-s transactions with no gap: the 199th ends before 100 s (<= 99.51 s), the 200th after (>= 100 s)."""
     wl = _run(_build(users=3, think_time="0 s", keying_time="0 s")[1], 0.5, 100.0)
-    assert 3 * 198 <= wl.completed <= 3 * 200
+    assert wl.completed == 3 * 199
+    assert sum(t.n for t in wl.response.values()) == 3 * 199 and all(r["mean"] == pytest.approx(0.5) for r in wl.report(100.0)["response"].values())
 
 
 def test_reset_keeps_the_pace_and_empties_the_tallies():
@@ -352,12 +365,27 @@ def test_a_tp_monitor_with_spare_sessions_answers_at_once():
     the work, throughput that of dedicated servers. Every request is submitted, served or queued:
     none lost."""
     users, busy, span = 20, 0.5, 2000.0
-    wl = _run(_build(users=users, warehouses=2, sessions=8)[1], busy, span)
+    wl = _build(users=users, warehouses=2, sessions=8)[1]
+    wl.sessions = [FakeSession(wl.env, busy) for _ in wl.sessions]
+    wl.start()
+    env = wl.env
+    env.run(until=1e-9)                                          # the server sessions start (all idle)
+    assert len(wl.idle) == 8 and not wl.requests
+    # At every event: each terminal is keying or thinking (its next request scheduled), queued, or being
+    # served (a session not idle: running it, or woken with it) - one of the three, none lost or doubled
+    # (the check counted at 0.5 s steps is the one test_run.py makes of a full run)
+    checked = 0
+    while env.peek() < span:
+        env.step()
+        keying = sum(1 for *_, ev in env._queue if ev.callbacks and wl._submit in ev.callbacks)
+        serving = len(wl.sessions) - len(wl.idle)
+        assert keying + len(wl.requests) + serving == users, env.now
+        assert not (wl.requests and wl.idle)                    # never a request waiting by an idle session
+        checked += 1
+    assert checked > 4 * wl.completed                            # every submission, start and end was seen
     assert wl.completed / span == pytest.approx(users / (20.99 + busy), rel=0.07)
     mean = sum(t.mean * t.n for t in wl.response.values() if t.n) / wl.completed
     assert busy <= mean < busy * 1.1
-    assert len(wl.requests) == 0 or len(wl.idle) == 0           # never a request waiting by an idle session
-    assert len(wl.idle) <= len(wl.sessions)
 
 
 # --------------------------------------------------------------------------- the I/O plan
@@ -847,8 +875,11 @@ def test_a_caching_file_system_is_a_second_level_for_reads_and_written_pages():
 
 
 def test_a_tp_monitor_terminal_without_keying_or_think_resubmits_at_once():
+    """As a dedicated terminal: a first request within 10 ms, then 0.5-s transactions resubmitted with no
+    gap and never queued (one terminal, one session): 199 done by 100 s, each response exactly 0.5 s."""
     wl = _run(_build(users=1, sessions=1, think_time="0 s", keying_time="0 s")[1], 0.5, 100.0)
-    assert 198 <= wl.completed <= 200
+    assert wl.completed == 199
+    assert all(r["mean"] == pytest.approx(0.5) for r in wl.report(100.0)["response"].values())
 
 
 def test_without_keying_the_think_under_way_is_length_biased():
