@@ -144,7 +144,7 @@ class Workload(BatchWorkload):
         sizes = tuple(float(s) for s in params.datafiles_mb)
         cpu = system.profile.cpu
         self.llc, self.sockets = cpu.llc_size, cpu.sockets
-        self.strands = cpu.sockets * cpu.cores_per_socket * cpu.strands_per_core
+        self.strands = cpu.strands
         alone = 1000.0 * compressor_misses_per_instruction(self.llc, 1) if params.compressed else MPKI
         super().__init__(system, params, mpki=alone, total_bytes=sum(sizes) * MB)
         self.sizes = sizes
