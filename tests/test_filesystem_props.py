@@ -29,6 +29,9 @@ class _Disk:
         if capacity is not None:
             self.capacity = capacity
 
+    def random_offset(self, nbytes):
+        return 3 * nbytes   # a fixed place: a test can see a page read and its write at the same one
+
     def submit(self, kind, nbytes, offset=None, sequential=False):
         self.log.append((self.env.now, kind, nbytes, offset, sequential))
         return self.env.timeout(1.0)
@@ -160,6 +163,8 @@ def test_only_a_write_of_less_than_a_page_reads_the_page(block, page, reads):
     env.run()
     want = ([("read", page)] if reads else []) + [("write", max(block, page))]
     assert [d[1:3] for d in disk.log] == want
+    # the page read and its write are at one place (the volume's random one); a whole write goes anywhere
+    assert [d[3] for d in disk.log] == ([3 * page, 3 * page] if reads else [None])
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
@@ -261,9 +266,9 @@ def test_a_buffered_log_reads_its_new_pages_at_their_place_wrapping_at_the_log_s
     """A 16 KB log of 8 KB pages. 3 KB: page 0 read at 0, written. 14 KB (3-17 KB): ends in page
     2, which wraps to offset 0 of the log. 7 KB (17-24 KB): ends at a page boundary: no read."""
     _cpu, io, log = _log("ufs_buffered", [3072, 14336, 7168], size=16384.0)
-    assert io == [("read", 8192.0, 0.0, False), ("write", 8192.0, None, True),
-                  ("read", 8192.0, 0.0, False), ("write", 24576.0, None, True),
-                  ("write", 8192.0, None, True)]
+    assert io == [("read", 8192.0, 0.0, False), ("write", 8192.0, 0.0, True),
+                  ("read", 8192.0, 0.0, False), ("write", 24576.0, 0.0, True),
+                  ("write", 8192.0, 0.0, True)]   # each write from the first page it touches (17 KB: page 2 = 0)
     assert log.position == 3072 + 14336 + 7168
     # without a size, the device's capacity is the wrap
     _cpu, io, _ = _log("ufs_buffered", [3072, 14336], capacity=8192.0 * 3)

@@ -123,6 +123,9 @@ class _Disk:
     def __init__(self, env):
         self.env, self.log = env, []
 
+    def random_offset(self, nbytes):
+        return 0.0
+
     def submit(self, kind, nbytes, offset=None, sequential=False):
         self.log.append((self.env.now, kind, nbytes))
         return self.env.timeout(1.0)

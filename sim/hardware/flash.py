@@ -69,6 +69,10 @@ class FlashArray(DeviceStats):
         floor = self.spec.service_floor
         return int(self._picks[i]), floor + float(self._units[i]) * (self.spec.service_time - floor)
 
+    def random_offset(self, nbytes: float) -> None:
+        """A disk volume's random place for an I/O; on flash no place costs more than another."""
+        return None
+
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
         ev = simpy.Event(self.env)
         b, s = self._draw()

@@ -52,8 +52,21 @@ class Disk(DeviceStats):
     points this is track + 8/15 (full - track). Without a curve a random I/O pays avg_seek.
     The elevator (LOOK: keep moving the same way while requests lie ahead, then reverse)
     serves the queued request nearest ahead of the head, so the deeper the queue the shorter
-    the seeks: throughput rises with queue depth. A sequential I/O (the next block of a log)
-    pays neither seek nor rotation; a write-back cache acknowledges a write after the transfer.
+    the seeks: throughput rises with queue depth. A sequential read (the next block of a scan)
+    pays neither seek nor rotation: the drive reads ahead. A write-back cache acknowledges a
+    write after the transfer.
+
+    A write the drive must put on the platter itself (its write cache off) cannot be read
+    ahead: it waits for its sector to come round. On the head's track (the next block of a
+    log, or the block just read by a read-modify-write) that wait is not a random half turn
+    but follows from where the last access ended and how long ago: the platter turns
+    `media_rate x rotation` bytes a revolution past the head. A log write issued once the
+    last is done (LGWR's are synchronous) finds its sector just gone, and waits most of a
+    turn less the gap; a write queued behind the last (tagged queuing) streams on without a
+    loss; rewriting what was just read waits a whole turn less the transfer (the classic
+    RAID5 small write, Chen et al., "RAID: High-Performance, Reliable Secondary Storage",
+    1994; the lost revolution of synchronous logging, Gray & Reuter, "Transaction
+    Processing", 1993).
 
     Read-ahead (segmented cache, e.g. Seagate Cheetah product manuals 4.5.2 "Prefetch"): a
     read at a known offset that continues one of the last `cache_segments` read streams is a
@@ -77,6 +90,9 @@ class Disk(DeviceStats):
         self.head = 0.0
         self.direction = 1
         self.rotation = 1.0 / spec.rpm
+        self.track = spec.media_rate * self.rotation   # bytes that pass under the head in one turn
+        self._end: float | None = None   # where on the drive (bytes) the last access ended, if known
+        self._end_time = 0.0             # and when
         self.curve = spec.full_seek is not None
         self.streams: OrderedDict[float, None] = OrderedDict()  # end offsets of prefetching streams
         self.prefetch_hits = 0
@@ -90,17 +106,34 @@ class Disk(DeviceStats):
             return 0.0
         return self.spec.track_seek + (self.spec.full_seek - self.spec.track_seek) * math.sqrt(distance)
 
-    def service_time(self, kind: str, nbytes: float, sequential: bool, position: float | None = None) -> float:
+    def service_time(self, kind: str, nbytes: float, sequential: bool, position: float | None = None,
+                     offset: float | None = None, queued: bool = False) -> float:
+        """Seconds to serve an I/O starting now. `offset` (bytes into the drive) if the caller
+        knows it, else taken from `position`, or for a sequential I/O the end of the last access;
+        `queued`: it waited behind the last access, so its command was ready when that ended."""
         t = self.overhead + nbytes / self.spec.media_rate
         if kind == "write" and self.write_back:
             return t
-        if not sequential:
+        if offset is None:
+            if sequential:
+                offset = self._end
+            if offset is None and position is not None:
+                offset = position * self.spec.capacity
+        end, self._end = self._end, None if offset is None else offset + nbytes
+        now = self.env.now
+        if kind == "write" and end is not None and offset is not None and abs(offset - end) < self.track:
+            # on the head's track: wait for the sector, from where the platter is now
+            start = now if queued else now + self.overhead
+            turns = (offset - end) / self.track - (start - self._end_time) / self.rotation
+            t += (turns % 1.0) * self.rotation
+        elif not sequential:
             if position is None:
                 t += self.spec.avg_seek
             else:
                 t += self.seek_time(abs(position - self.head))
                 self.head = position
             t += self.rng.uniform(0.0, self.rotation)
+        self._end_time = now + t
         return t
 
     def _prefetch_hit(self, offset: float, nbytes: float) -> bool:
@@ -124,7 +157,7 @@ class Disk(DeviceStats):
             sequential = sequential or self._prefetch_hit(offset, nbytes)
         if position is None and not sequential and self.curve:
             position = self.rng.uniform(0.0, self.band)
-        req = (kind, nbytes, sequential, ev, self.env.now, position)   # ev: an Event or `then`
+        req = (kind, nbytes, sequential, ev, self.env.now, position, offset)   # ev: an Event or `then`
         if self.elevator and position is not None:
             self._seq += 1
             bisect.insort(self._sorted, (position, self._seq, req))
@@ -155,8 +188,8 @@ class Disk(DeviceStats):
             return
         self.busy = True
         self.util.set(1)
-        kind, nbytes, sequential, ev, arrived, position = self._pick()
-        s = self.service_time(kind, nbytes, sequential, position)
+        kind, nbytes, sequential, ev, arrived, position, offset = self._pick()
+        s = self.service_time(kind, nbytes, sequential, position, offset, queued=arrived < self.env.now)
         done = self.env.timeout(s)
         done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, s))
 
@@ -252,6 +285,11 @@ class Volume:
             d.write_back = False
         self.cache = WriteBackCache(self.env, self, size)
 
+    def random_offset(self, nbytes: float) -> float:
+        """A random I/O's place: a whole block at a block-aligned offset, as Oracle's are."""
+        slots = max(1, int(self.capacity // nbytes)) if nbytes > 0 else 1
+        return min(int(self.rng.uniform(0.0, slots)), slots - 1) * nbytes
+
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
                through: bool = False) -> simpy.Event:
         """An I/O at an offset into the volume (None: a random one). With a write-back cache a
@@ -261,9 +299,8 @@ class Volume:
             self.ios += 1
             self.bytes += nbytes
         located = offset is not None
-        if offset is None:   # a random I/O: a whole block at a block-aligned place, as Oracle's are
-            slots = max(1, int(self.capacity // nbytes)) if nbytes > 0 else 1
-            offset = min(int(self.rng.uniform(0.0, slots)), slots - 1) * nbytes
+        if offset is None:
+            offset = self.random_offset(nbytes)
         if caching and not through:
             return self.cache.write(nbytes, offset, sequential)
         if self.layout == "mirror":

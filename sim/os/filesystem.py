@@ -168,10 +168,12 @@ class FileSystem:
         if self.locks:
             lock = self.locks[int(self.rng.integers(self.files)) if file is None else file % self.files]
             yield lock.acquire(True)
-        if fill:
+        offset = None
+        if fill:   # the page is read, then written back in place
             self.pages_read_for_writes += 1
-            yield self.volume.submit("read", self.page_size)
-        yield self.volume.submit("write", self.write_bytes)
+            offset = self.volume.random_offset(self.page_size)
+            yield self.volume.submit("read", self.page_size, offset)
+        yield self.volume.submit("write", self.write_bytes, offset)
         if lock is not None:
             lock.release(True)
 
@@ -251,7 +253,8 @@ class LogFile:
             return
         page = self.page_size
         first, last = int(start // page), int(-(-end // page))
-        # the page the previous append ended in is cached; a new last page not written whole is read first
+        # the page the previous append ended in is cached; a new last page not written whole is read first;
+        # the write starts at the first page it touches, so it rewrites what a last append or that read just passed
         if end % page and (last - 1 > first or start % page == 0):
             yield self.device.submit("read", page, ((last - 1) * page) % self.size)
-        yield self.device.submit("write", (last - first) * page, sequential=True)
+        yield self.device.submit("write", (last - first) * page, (first * page) % self.size, sequential=True)
