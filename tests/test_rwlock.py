@@ -91,7 +91,10 @@ class _Instant:
     def run(self, instructions, sys_share=0.0):
         return self.env.timeout(0.0)
 
-    def submit(self, kind, size):
+    def random_offset(self, nbytes):
+        return 0.0
+
+    def submit(self, kind, size, offset=None):
         return self.env.timeout(self.service)
 
 

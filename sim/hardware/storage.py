@@ -56,17 +56,15 @@ class Disk(DeviceStats):
     pays neither seek nor rotation: the drive reads ahead. A write-back cache acknowledges a
     write after the transfer.
 
-    A write the drive must put on the platter itself (its write cache off) cannot be read
-    ahead: it waits for its sector to come round. On the head's track (the next block of a
+    A write the drive must put on the platter itself (its write cache off) has no read-ahead
+    to hide behind: it waits for its sector to come round. On the head's track (the next block of a
     log, or the block just read by a read-modify-write) that wait is not a random half turn
     but follows from where the last access ended and how long ago: the platter turns
     `media_rate x rotation` bytes a revolution past the head. A log write issued once the
     last is done (LGWR's are synchronous) finds its sector just gone, and waits most of a
     turn less the gap; a write queued behind the last (tagged queuing) streams on without a
-    loss; rewriting what was just read waits a whole turn less the transfer (the classic
-    RAID5 small write, Chen et al., "RAID: High-Performance, Reliable Secondary Storage",
-    1994; the lost revolution of synchronous logging, Gray & Reuter, "Transaction
-    Processing", 1993).
+    loss; rewriting what was just read waits a whole turn less the transfer (a RAID5 small
+    write's read-modify-write, a buffered file's page read before its write).
 
     Read-ahead (segmented cache, e.g. Seagate Cheetah product manuals 4.5.2 "Prefetch"): a
     read at a known offset that continues one of the last `cache_segments` read streams is a
