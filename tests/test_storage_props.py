@@ -109,6 +109,17 @@ def test_the_platter_turns_as_the_bytes_on_the_track_advance_queued_or_not():
         assert (turned - moved + 0.5) % 1.0 - 0.5 == pytest.approx(0.0, abs=1e-9)
 
 
+def test_a_write_at_an_unlocated_place_off_the_track_seeks():
+    """Without an offset the drive takes the place from the position (a share of the stroke, times
+    the capacity): a write far from where the last access ended seeks and waits a random turn."""
+    env = simpy.Environment()
+    d = _disk(env, CURVE, overhead=0.5 * MS)
+    env.run(d.submit("read", 8 * KB, False, 0.2))
+    t = env.now
+    env.run(d.submit("write", 8 * KB, False, 0.7))
+    assert env.now - t == pytest.approx(0.5 * MS + d.seek_time(0.5) + 0.25 * ROT + 8 * KB / (10 * MB))
+
+
 def test_write_back_drive_acknowledges_after_the_transfer_alone():
     env = simpy.Environment()
     spec = DiskSpec(model="wb", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, write_cache=True)
