@@ -83,13 +83,41 @@ def test_a_log_write_waits_for_its_sector_to_come_round_unless_queued_behind_the
     t = env.now
     both = [d.submit("write", 8 * KB, True) for _ in range(2)]
     env.run(both[1])
-    assert env.now - t == pytest.approx(0.5 * MS + (ROT - 0.5 * MS) + xfer + 0.5 * MS + xfer)
+    assert env.now - t == pytest.approx(0.5 * MS + (ROT - 0.5 * MS) + xfer + xfer)   # the second: no overhead
     gaps = np.random.default_rng(1).exponential(50 * MS, 2000)
     calls = d.rng.calls
     waits = [after(g) - 0.5 * MS - xfer for g in gaps]
     assert d.rng.calls == calls                                # where the head is decides, not a draw
     assert min(waits) >= 0.0 and max(waits) < ROT
     assert np.mean(waits) == pytest.approx(ROT / 2, rel=0.05)
+
+
+def test_the_platter_turns_as_the_bytes_on_the_track_advance_queued_or_not():
+    """Between two on-track writes the bytes the head has passed (end to end, in turns) and the time
+    (in turns) agree: a write queued behind the last streams on from where it ended, so the drive
+    cannot charge it a command overhead the platter did not turn through."""
+    env = simpy.Environment()
+    d = _disk(env, overhead=0.5 * MS)
+    ends = []
+    env.run(d.submit("write", 8 * KB, True, 0.5))
+    ends.append((d._end, d._end_time))
+    for ev in [d.submit("write", 8 * KB, True) for _ in range(3)]:   # the first at once, two queued
+        env.run(ev)
+        ends.append((d._end, d._end_time))
+    for (e0, t0), (e1, t1) in zip(ends, ends[1:]):
+        moved, turned = (e1 - e0) / d.track, (t1 - t0) / d.rotation
+        assert (turned - moved + 0.5) % 1.0 - 0.5 == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_write_at_an_unlocated_place_off_the_track_seeks():
+    """Without an offset the drive takes the place from the position (a share of the stroke, times
+    the capacity): a write far from where the last access ended seeks and waits a random turn."""
+    env = simpy.Environment()
+    d = _disk(env, CURVE, overhead=0.5 * MS)
+    env.run(d.submit("read", 8 * KB, False, 0.2))
+    t = env.now
+    env.run(d.submit("write", 8 * KB, False, 0.7))
+    assert env.now - t == pytest.approx(0.5 * MS + d.seek_time(0.5) + 0.25 * ROT + 8 * KB / (10 * MB))
 
 
 def test_write_back_drive_acknowledges_after_the_transfer_alone():

@@ -120,7 +120,10 @@ class Disk(DeviceStats):
         end, self._end = self._end, None if offset is None else offset + nbytes
         now = self.env.now
         if kind == "write" and end is not None and offset is not None and abs(offset - end) < self.track:
-            # on the head's track: wait for the sector, from where the platter is now
+            # on the head's track: wait for the sector, from where the platter is now; queued behind
+            # the last, its command was ready as that ended (overhead overlapped): it starts at once
+            if queued:
+                t -= self.overhead
             start = now if queued else now + self.overhead
             turns = (offset - end) / self.track - (start - self._end_time) / self.rotation
             t += (turns % 1.0) * self.rotation
