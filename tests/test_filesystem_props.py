@@ -262,14 +262,17 @@ def test_the_log_pays_file_system_and_copy_cpu_by_path():
     assert _log("raw", [3072])[1] == [("write", 3072, None, True)]   # sequential, as the drive sees it
 
 
-def test_a_buffered_log_reads_its_new_pages_at_their_place_wrapping_at_the_log_size():
-    """A 16 KB log of 8 KB pages. 3 KB: page 0 read at 0, written. 14 KB (3-17 KB): ends in page
-    2, which wraps to offset 0 of the log. 7 KB (17-24 KB): ends at a page boundary: no read."""
-    _cpu, io, log = _log("ufs_buffered", [3072, 14336, 7168], size=16384.0)
+def test_a_buffered_log_reads_its_new_pages_at_their_place_and_never_straddles_the_log_end():
+    """A 16 KB log of 8 KB pages. 3 KB: page 0 read at 0, written. 5 KB (3-8 KB): ends at a page
+    boundary: no read, page 0 rewritten. 7 KB (8-15 KB): page 1 read and written at 8 KB. 3 KB:
+    only 1 KB is left before the log's end, so it begins the next circle (16-19 KB: page 2, at 0)."""
+    _cpu, io, log = _log("ufs_buffered", [3072, 5120, 7168, 3072], size=16384.0)
     assert io == [("read", 8192.0, 0.0, False), ("write", 8192.0, 0.0, True),
-                  ("read", 8192.0, 0.0, False), ("write", 24576.0, 0.0, True),
-                  ("write", 8192.0, 0.0, True)]   # each write from the first page it touches (17 KB: page 2 = 0)
-    assert log.position == 3072 + 14336 + 7168
+                  ("write", 8192.0, 0.0, True),
+                  ("read", 8192.0, 8192.0, False), ("write", 8192.0, 8192.0, True),
+                  ("read", 8192.0, 0.0, False), ("write", 8192.0, 0.0, True)]
+    assert all(off + n <= 16384.0 for _k, n, off, _s in io)
+    assert log.position == 16384 + 3072
     # without a size, the device's capacity is the wrap
     _cpu, io, _ = _log("ufs_buffered", [3072, 14336], capacity=8192.0 * 3)
     assert io[2] == ("read", 8192.0, 16384.0, False)

@@ -120,6 +120,24 @@ def test_a_write_at_an_unlocated_place_off_the_track_seeks():
     assert env.now - t == pytest.approx(0.5 * MS + d.seek_time(0.5) + 0.25 * ROT + 8 * KB / (10 * MB))
 
 
+def test_a_log_write_after_the_head_left_its_track_seeks_back():
+    """A log sharing its drive with datafiles: once the head has served a read far away, the log's
+    next write (sequential, but at a known place) seeks back and waits a random turn; the one after
+    it, on the track again, waits only for its sector."""
+    env = simpy.Environment()
+    d = _disk(env, CURVE, overhead=0.5 * MS)
+    xfer = 8 * KB / (10 * MB)
+    env.run(d.submit("write", 8 * KB, True, 0.2, offset=0.2 * CURVE.capacity))
+    env.run(d.submit("read", 8 * KB, False, 0.7))
+    t = env.now
+    env.run(d.submit("write", 8 * KB, True, 0.2, offset=0.2 * CURVE.capacity + 8 * KB))
+    assert env.now - t == pytest.approx(0.5 * MS + d.seek_time(0.5) + 0.25 * ROT + xfer)
+    assert d.head == pytest.approx(0.2)
+    t = env.now
+    env.run(d.submit("write", 8 * KB, True, 0.2, offset=0.2 * CURVE.capacity + 16 * KB))
+    assert env.now - t == pytest.approx(0.5 * MS + (ROT - 0.5 * MS) + xfer)   # at once: the sector just gone
+
+
 def test_write_back_drive_acknowledges_after_the_transfer_alone():
     env = simpy.Environment()
     spec = DiskSpec(model="wb", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, write_cache=True)
@@ -297,6 +315,24 @@ def test_stripe_puts_each_unit_on_the_next_drive():
     assert vol.ios == 2 and vol.bytes == 208 * KB
     vol.reset_stats()
     assert vol.ios == 0 and vol.bytes == 0.0 and all(d.ios == 0 and d.bytes == 0.0 for d in disks)
+
+
+def test_sequential_io_without_an_offset_continues_the_last_and_restarts_at_the_end():
+    """A raw log on a stripe: each write goes where the last ended (a 64 KB unit on one drive, then
+    the next drive), told to the drives so they see one stream each; one that would run past the
+    volume's end begins again at its start. No random place is drawn."""
+    env, disks, vol = _vol("stripe", 2, CURVE)
+    calls = vol.rng.calls
+    for _ in range(16):
+        vol.submit("write", 8 * KB, sequential=True)
+        env.run()
+    assert [d.ios for d in disks] == [8, 8] and vol.append_at == 128 * KB
+    assert [d._end for d in disks] == [64 * KB, 64 * KB]
+    assert vol.rng.calls == calls
+    vol.append_at = vol.capacity - 4 * KB
+    vol.submit("write", 8 * KB, sequential=True)
+    env.run()
+    assert vol.append_at == 8 * KB and disks[0]._end == 8 * KB
 
 
 def test_unlocated_random_offset_is_uniform_over_the_capacity():

@@ -127,7 +127,9 @@ class Disk(DeviceStats):
             start = now if queued else now + self.overhead
             turns = (offset - end) / self.track - (start - self._end_time) / self.rotation
             t += (turns % 1.0) * self.rotation
-        elif not sequential:
+        elif not sequential or (kind == "write" and end is not None and offset is not None):
+            # a random I/O, or a write that must leave the head's track for its place (a log's
+            # next write after the head served a datafile): seek and rotate as any other
             if position is None:
                 t += self.spec.avg_seek
             else:
@@ -263,6 +265,7 @@ class Volume:
         for d in disks:
             d.band = band
         self.cache = None   # a controller's write-back cache, if attach_cache() gave one
+        self.append_at = 0.0   # where the next sequential I/O without an offset goes
         self.ios = 0
         self.bytes = 0.0
 
@@ -286,6 +289,13 @@ class Volume:
             d.write_back = False
         self.cache = WriteBackCache(self.env, self, size)
 
+    def _append(self, nbytes: float) -> float:
+        """A sequential I/O without an offset (a raw log's next write) continues the last one,
+        back at the start when it would run past the end (a log's writes never straddle its end)."""
+        offset = self.append_at if self.append_at + nbytes <= self.capacity else 0.0
+        self.append_at = offset + nbytes
+        return offset
+
     def random_offset(self, nbytes: float) -> float:
         """A random I/O's place: a whole block at a block-aligned offset, as Oracle's are."""
         slots = max(1, int(self.capacity // nbytes)) if nbytes > 0 else 1
@@ -299,9 +309,9 @@ class Volume:
         if not (caching and through):
             self.ios += 1
             self.bytes += nbytes
-        located = offset is not None
+        located = offset is not None or sequential
         if offset is None:
-            offset = self.random_offset(nbytes)
+            offset = self._append(nbytes) if sequential else self.random_offset(nbytes)
         if caching and not through:
             return self.cache.write(nbytes, offset, sequential)
         if self.layout == "mirror":

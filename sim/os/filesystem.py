@@ -236,7 +236,8 @@ class LogFile:
         self.instructions = fs if path.file_system else 0.0
         self.copy_per_byte = COPY_INSTRUCTIONS_PER_KB / 1024.0 if path.caches else 0.0
         self.position = 0.0       # bytes appended so far
-        self.size = size if size is not None else getattr(device, "capacity", float("inf"))
+        size = size if size is not None else getattr(device, "capacity", float("inf"))
+        self.size = size - size % page_size if size != float("inf") else size   # whole pages
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
         """Appends (sequential writes) go through the path; any other I/O straight to the device."""
@@ -246,12 +247,16 @@ class LogFile:
 
     def _append(self, nbytes: float):
         yield self.dispatcher.run(self.instructions + self.copy_per_byte * nbytes, 1.0)
-        start, end = self.position, self.position + nbytes
-        self.position = end
         if not self.paged:
+            self.position += nbytes
             yield self.device.submit("write", nbytes, sequential=True)
             return
         page = self.page_size
+        start = self.position
+        room = self.size - start % self.size
+        if nbytes > room:   # a write never straddles the logs' end: it begins the next circle
+            start += room
+        end = self.position = start + nbytes
         first, last = int(start // page), int(-(-end // page))
         # the page the previous append ended in is cached; a new last page not written whole is read first;
         # the write starts at the first page it touches, so it rewrites what a last append or that read just passed
