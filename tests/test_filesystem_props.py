@@ -10,6 +10,7 @@ import pytest
 import simpy
 
 from sim.os.filesystem import PATHS, FileSystem, LogFile
+from stubs import RecordingVolume
 
 
 class _Cpu:
@@ -21,20 +22,8 @@ class _Cpu:
         return self.env.timeout(0.0)
 
 
-class _Disk:
-    """Records (time, kind, bytes, offset, sequential); each I/O takes 1 s."""
-
-    def __init__(self, env, capacity=None):
-        self.env, self.log = env, []
-        if capacity is not None:
-            self.capacity = capacity
-
-    def random_offset(self, nbytes):
-        return 3 * nbytes   # a fixed place: a test can see a page read and its write at the same one
-
-    def submit(self, kind, nbytes, offset=None, sequential=False):
-        self.log.append((self.env.now, kind, nbytes, offset, sequential))
-        return self.env.timeout(1.0)
+def _Disk(env, capacity=None):
+    return RecordingVolume(env, slot=3, capacity=capacity)
 
 
 def _fs(path, block=2048.0, page=8192.0, async_io=True, files=4, seed=1):

@@ -8,6 +8,7 @@ import pytest
 import simpy
 
 from sim.os.rwlock import RWLock
+from stubs import InstantCpu, RecordingVolume
 
 
 def _user(env, lock, log, name, at, exclusive, hold):
@@ -82,22 +83,6 @@ def test_littles_law_and_utilisation_on_a_loaded_lock():
     assert st["writers_waiting"] == pytest.approx(st["write_wait_total"] / horizon, rel=0.02)
 
 
-class _Instant:
-    """A dispatcher whose CPU work takes no time, and a volume with a fixed service time."""
-
-    def __init__(self, env, service=0.0):
-        self.env, self.service = env, service
-
-    def run(self, instructions, sys_share=0.0):
-        return self.env.timeout(0.0)
-
-    def random_offset(self, nbytes):
-        return 0.0
-
-    def submit(self, kind, size, offset=None):
-        return self.env.timeout(self.service)
-
-
 @pytest.mark.parametrize("path, waits", [("vxfs_buffered", True), ("ufs_direct", True), ("quick_io", False),
                                          ("cached_quick_io", False), ("raw", False)])
 def test_a_read_of_a_file_waits_for_its_write_to_reach_disk(path, waits):
@@ -107,7 +92,7 @@ def test_a_read_of_a_file_waits_for_its_write_to_reach_disk(path, waits):
     from sim.os.filesystem import PATHS, FileSystem
 
     env = simpy.Environment()
-    fs = FileSystem(env, _Instant(env), _Instant(env, 0.010), PATHS[path], 1, 2048.0, False,
+    fs = FileSystem(env, InstantCpu(env), RecordingVolume(env, 0.010), PATHS[path], 1, 2048.0, False,
                     np.random.default_rng(0))
     done = {}
 
@@ -140,7 +125,7 @@ def test_linux_buffered_serialises_writers_but_not_readers():
     from sim.os.filesystem import PATHS, FileSystem
 
     env = simpy.Environment()
-    fs = FileSystem(env, _Instant(env), _Instant(env, 0.010), PATHS["linux_buffered"], 1, 8192.0, False,
+    fs = FileSystem(env, InstantCpu(env), RecordingVolume(env, 0.010), PATHS["linux_buffered"], 1, 8192.0, False,
                     np.random.default_rng(0))
     done = []
 
