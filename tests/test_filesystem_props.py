@@ -248,7 +248,7 @@ def test_the_log_pays_file_system_and_copy_cpu_by_path():
     assert _log("cached_quick_io", [3072])[0] == [(1_000 + 1_500, 1.0)]
     assert _log("quick_io", [3072])[0] == [(1_000, 1.0)]
     assert _log("raw", [3072])[0] == [(0.0, 1.0)]
-    assert _log("raw", [3072])[1] == [("write", 3072, None, True)]   # sequential, as the drive sees it
+    assert _log("raw", [3072])[1] == [("write", 3072, 0.0, True)]   # sequential, at its place in the log
 
 
 def test_a_buffered_log_reads_its_new_pages_at_their_place_and_never_straddles_the_log_end():
@@ -262,9 +262,21 @@ def test_a_buffered_log_reads_its_new_pages_at_their_place_and_never_straddles_t
                   ("read", 8192.0, 0.0, False), ("write", 8192.0, 0.0, True)]
     assert all(off + n <= 16384.0 for _k, n, off, _s in io)
     assert log.position == 16384 + 3072
+    # a write that exactly fills the log's end stays there; a log smaller than a page holds one page
+    assert [o for _k, _n, o, _s in _log("ufs_buffered", [8192, 8192, 8192], size=16384.0)[1]] == [0.0, 8192.0, 0.0]
+    assert _log("ufs_buffered", [8192, 8192], size=100.0)[2].size == 8192.0
     # without a size, the device's capacity is the wrap
     _cpu, io, _ = _log("ufs_buffered", [3072, 14336], capacity=8192.0 * 3)
     assert io[2] == ("read", 8192.0, 16384.0, False)
+
+
+def test_an_unbuffered_log_file_wraps_in_its_circle_of_logs_too():
+    """Through a direct path the log's writes go to their places in the circle of logs (16 KB
+    here: the third 8 KB write is back at 0), not on along the whole device."""
+    _cpu, io, log = _log("quick_io", [8192, 8192, 8192, 5000, 8192], size=16384.0)
+    assert [(n, o) for _k, n, o, _s in io] == [(8192, 0.0), (8192, 8192.0), (8192, 0.0), (5000, 8192.0),
+                                                (8192, 0.0)]   # 3 KB left at 13 KB: the next circle
+    assert log.position == 2 * 16384 + 8192
 
 
 def test_a_log_passes_anything_but_appends_straight_to_the_device():

@@ -138,6 +138,25 @@ def test_a_log_write_after_the_head_left_its_track_seeks_back():
     assert env.now - t == pytest.approx(0.5 * MS + (ROT - 0.5 * MS) + xfer)   # at once: the sector just gone
 
 
+def test_a_read_ahead_hit_leaves_the_head_where_it_was():
+    """A read served from the drive's read-ahead moves no head: a block just read that way and then
+    rewritten needs a seek back from where the head really is (here 0.7 of the stroke, where a datafile
+    read took it) and a random turn, not the wait of a write on the head's track."""
+    spec = DiskSpec(model="ra", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9,
+                    track_seek=1 * MS, full_seek=9 * MS, cache_segments=4)
+    env = simpy.Environment()
+    d = Disk(env, "d", spec, FixedRng())
+    log = 0.2 * spec.capacity
+    env.run(d.submit("read", 8 * KB, False, 0.2, offset=log))
+    env.run(d.submit("read", 8 * KB, False, 0.7))
+    env.run(d.submit("read", 8 * KB, False, 0.2, offset=log + 8 * KB))
+    assert d.prefetch_hits == 1 and d.head == pytest.approx(0.7)
+    t = env.now
+    env.run(d.submit("write", 8 * KB, False, 0.2, offset=log + 8 * KB))
+    assert env.now - t == pytest.approx(d.seek_time(0.5) + 0.25 * ROT + 8 * KB / (10 * MB))
+    assert d.head == pytest.approx(0.2)
+
+
 def test_write_back_drive_acknowledges_after_the_transfer_alone():
     env = simpy.Environment()
     spec = DiskSpec(model="wb", rpm=1 / ROT, avg_seek=5 * MS, media_rate=10 * MB, capacity=1e9, write_cache=True)
@@ -329,10 +348,47 @@ def test_sequential_io_without_an_offset_continues_the_last_and_restarts_at_the_
     assert [d.ios for d in disks] == [8, 8] and vol.append_at == 128 * KB
     assert [d._end for d in disks] == [64 * KB, 64 * KB]
     assert vol.rng.calls == calls
+    vol.append_at = vol.capacity - 8 * KB       # exactly room for one more
+    vol.submit("write", 8 * KB, sequential=True)
+    env.run()
+    assert vol.append_at == vol.capacity
     vol.append_at = vol.capacity - 4 * KB
     vol.submit("write", 8 * KB, sequential=True)
     env.run()
     assert vol.append_at == 8 * KB and disks[0]._end == 8 * KB
+
+
+def test_raid5_log_write_after_the_head_left_seeks_back_for_its_old_data():
+    """A raw log on RAID5 without a controller cache: each small write reads its old data and parity,
+    then rewrites them. After a datafile read takes drive 1's head to 0.7 of the stroke, the log's
+    next write there reads its old data only after seeking back (and a random turn); its rewrite,
+    of what was just read, waits a turn less the transfer."""
+    env, disks, vol = _vol("raid5", 4, CURVE)
+    env.run(vol.submit("write", 8 * KB, sequential=True))        # row 0: parity on drive 0, data on 1
+    env.run(disks[1].submit("read", 8 * KB, False, 0.7))       # a datafile read far away on drive 1
+    t = env.now
+    env.run(vol.submit("write", 8 * KB, sequential=True))        # the log's next write, at 8 KB
+    xfer = 8 * KB / (10 * MB)
+    assert env.now - t == pytest.approx(disks[1].seek_time(0.7 - 8 * KB / CURVE.capacity) + 0.25 * ROT + xfer
+                                        + (ROT - xfer) + xfer)
+
+
+def test_cached_raid5_log_destage_writes_parity_as_contiguously_as_the_data():
+    """A write-back cache destages a log of 16 KB writes over one RAID5 row (4 drives, 3 data units
+    of 64 KB). Each piece's parity (a third of it) lies where its data starts in the row, scaled to
+    one unit: the parity drive writes 0, 5.33, 10.67, ... KB, each where the last ended."""
+    env, disks, vol = _vol("raid5", 4, CURVE)
+    places = []
+    submit = disks[0].submit
+
+    def spy(kind, nbytes, sequential=False, position=None, offset=None, **kw):
+        places.append((offset, nbytes))
+        return submit(kind, nbytes, sequential, position, offset, **kw)
+    disks[0].submit = spy
+    for i in range(12):
+        env.run(vol.submit("write", 16 * KB, i * 16 * KB, sequential=True, through=True))
+    assert [o for o, _n in places] == pytest.approx([i * 16 * KB / 3 for i in range(12)])
+    assert all(o + n == pytest.approx(o2) for (o, n), (o2, _n) in zip(places, places[1:]))
 
 
 def test_unlocated_random_offset_is_uniform_over_the_capacity():

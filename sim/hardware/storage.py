@@ -119,6 +119,9 @@ class Disk(DeviceStats):
                 offset = position * self.spec.capacity
         end, self._end = self._end, None if offset is None else offset + nbytes
         now = self.env.now
+        if kind == "read" and sequential and end is not None and offset is not None and abs(offset - end) >= self.track:
+            self._end = end   # a read-ahead hit on another stream: served from the drive's cache, the head stays
+            return t
         if kind == "write" and end is not None and offset is not None and abs(offset - end) < self.track:
             # on the head's track: wait for the sector, from where the platter is now; queued behind
             # the last, its command was ready as that ended (overhead overlapped): it starts at once
@@ -328,7 +331,8 @@ class Volume:
             stripe_row, disk = divmod(unit, width)
             return self._disk_io(disk, kind, nbytes, sequential, stripe_row * su + (offset - unit * su), located)
         parts: dict[int, list[float]] = {}   # disk -> [bytes, offset on that disk]
-        rows: dict[int, list[float]] = {}    # RAID5: stripe row -> [largest piece, lowest offset in a unit, bytes]
+        rows: dict[int, list[float]] = {}    # RAID5: stripe row -> [largest piece, lowest offset in a unit, bytes,
+        #                                      where in the row the I/O starts]
         covered = 0.0                        # RAID5: bytes in rows the I/O covers whole
         pos, end = offset, offset + nbytes
         while pos < end:
@@ -340,9 +344,9 @@ class Volume:
                 parity = stripe_row % len(self.disks)
                 disk = disk if disk < parity else disk + 1
                 within = pos - unit * su
-                row = rows.setdefault(stripe_row, [chunk, within, 0.0])
-                row[0], row[1], row[2] = max(row[0], chunk), min(row[1], within), row[2] + chunk
                 row_start = stripe_row * width * su
+                row = rows.setdefault(stripe_row, [chunk, within, 0.0, pos - row_start])
+                row[0], row[1], row[2] = max(row[0], chunk), min(row[1], within), row[2] + chunk
                 if offset <= row_start and end >= row_start + width * su:
                     covered += chunk
             local = stripe_row * su + (pos - unit * su)
@@ -364,11 +368,14 @@ class Volume:
         """Each row's parity goes to that row's parity drive. Whole rows (or a cache's sequential
         destage, which gathers them into whole rows): write data and parity at once, one parity
         byte per data byte of the row's data drives. Otherwise read-modify-write: read old data
-        and parity (over the union of the pieces' ranges in their units), then write both."""
+        and parity (over the union of the pieces' ranges in their units), then write both. A whole-row
+        write's parity lies where its data starts in the row, scaled to one unit (a log destaged piece
+        by piece writes its parity contiguously, as its data). The old data's reads are reads like any
+        other: the drive's read-ahead decides whether they position."""
         su, n = self.stripe_unit, len(self.disks)
         parity: dict[int, list[float]] = {}   # drive -> [parity bytes, offset of its first piece]
-        for row, (largest, within, nbytes) in rows.items():
-            part = parity.setdefault(row % n, [0.0, row * su + within])
+        for row, (largest, within, nbytes, start) in rows.items():
+            part = parity.setdefault(row % n, [0.0, row * su + (start / (n - 1) if full else within)])
             part[0] += nbytes / (n - 1) if full else largest
 
         def writes():
@@ -377,7 +384,7 @@ class Volume:
         if full:
             evs = writes()
             return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
-        reads = [self._disk_io(d, "read", b, sequential, loc, located)
+        reads = [self._disk_io(d, "read", b, False, loc, located)
                  for pieces in (parts, parity) for d, (b, loc) in pieces.items()]
         done = simpy.Event(self.env)
         simpy.AllOf(self.env, reads).callbacks.append(

@@ -237,7 +237,7 @@ class LogFile:
         self.copy_per_byte = COPY_INSTRUCTIONS_PER_KB / 1024.0 if path.caches else 0.0
         self.position = 0.0       # bytes appended so far
         size = size if size is not None else getattr(device, "capacity", float("inf"))
-        self.size = size - size % page_size if size != float("inf") else size   # whole pages
+        self.size = max(page_size, size - size % page_size) if size != float("inf") else size   # whole pages
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
         """Appends (sequential writes) go through the path; any other I/O straight to the device."""
@@ -247,16 +247,15 @@ class LogFile:
 
     def _append(self, nbytes: float):
         yield self.dispatcher.run(self.instructions + self.copy_per_byte * nbytes, 1.0)
-        if not self.paged:
-            self.position += nbytes
-            yield self.device.submit("write", nbytes, sequential=True)
-            return
-        page = self.page_size
         start = self.position
         room = self.size - start % self.size
         if nbytes > room:   # a write never straddles the logs' end: it begins the next circle
             start += room
         end = self.position = start + nbytes
+        if not self.paged:
+            yield self.device.submit("write", nbytes, start % self.size, sequential=True)
+            return
+        page = self.page_size
         first, last = int(start // page), int(-(-end // page))
         # the page the previous append ended in is cached; a new last page not written whole is read first;
         # the write starts at the first page it touches, so it rewrites what a last append or that read just passed
