@@ -64,7 +64,9 @@ class Disk(DeviceStats):
     last is done (LGWR's are synchronous) finds its sector just gone, and waits most of a
     turn less the gap; a write queued behind the last (tagged queuing) streams on without a
     loss; rewriting what was just read waits a whole turn less the transfer (a RAID5 small
-    write's read-modify-write, a buffered file's page read before its write).
+    write's read-modify-write, a buffered file's page read before its write). A write whose place
+    lies off the head's track (a log's next write after the head served a datafile) seeks and waits
+    a random turn, as any other; a read served from the read-ahead moves no head.
 
     Read-ahead (segmented cache, e.g. Seagate Cheetah product manuals 4.5.2 "Prefetch"): a
     read at a known offset that continues one of the last `cache_segments` read streams is a
@@ -177,7 +179,7 @@ class Disk(DeviceStats):
         return len(self.queue) + len(self._sorted)
 
     def _pick(self):
-        if self.queue:   # sequential or unpositioned I/O: in arrival order, ahead of sorted ones
+        if self.queue:   # FCFS, or I/O without a position: in arrival order, ahead of sorted ones
             return self.queue.popleft()
         srt = self._sorted
         i = bisect.bisect_left(srt, (self.head, -1))

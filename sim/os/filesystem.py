@@ -225,7 +225,8 @@ class LogFile:
     business; the path adds its file-system CPU and, through the page cache, the page copy.
     Buffered, an append writes the whole pages it touches and first reads a new last page it
     does not fill, on the spot (the head is on the file's track: a track-to-track seek and the
-    drive's rotation). Appends wrap around in `size` bytes (None: the device's capacity)."""
+    drive's rotation). Appends wrap around in `size` bytes (None: the device's capacity), each
+    write at its place in that circle; one that would straddle its end begins the next circle."""
 
     def __init__(self, env: simpy.Environment, dispatcher, device, path: IoPath, page_size: float,
                  size: float | None = None):
