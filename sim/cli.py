@@ -46,6 +46,13 @@ def main() -> None:
     """Simulate multicore and multithreaded servers running an Oracle-like OLTP database."""
 
 
+def _a_path(_ctx, param, value):
+    """An output path given as '' names nothing: refused, not silently dropped."""
+    if value is not None and not str(value).strip():
+        raise click.BadParameter("an empty path; expected a file or folder name", param=param)
+    return value
+
+
 def _require_scenario(scenario_file, profile, workload) -> None:
     if scenario_file is None and (profile is None or workload is None):
         raise OltpsimError("give a scenario file, or both --profile and --workload")
@@ -66,7 +73,7 @@ def _scenario_source(fn):
 @click.option("--seed", type=click.IntRange(min=0),
               help="shortcut for --set run.seed=N: it overrides the scenario file's run.seed; given together with "
                    "--set run.seed, the two must be the same seed (different ones are an error)")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the Result as JSON")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), callback=_a_path, help="also write the Result as JSON")
 @click.option("--brief", is_flag=True, help="summary only")
 def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     """Simulate one scenario and print what the system would show.
@@ -101,14 +108,22 @@ _OUT_OF_MEMORY_KEYS = ("; the settings that decide it: database.db_cache + datab
 
 
 def _check_output_file(option: str, path: str | None) -> None:
-    """Refuse an output file that cannot be written before the run, not after it."""
+    """Refuse an output file that cannot be written before the run, not after it: open it for
+    appending (what the file system says, not what the permission bits promise) and take away a
+    file the probe made."""
     if path is None:
         return
     folder = Path(path).parent
     if not folder.is_dir():
         raise OltpsimError(f"{option} {path}: folder {folder} does not exist; expected a file in an existing folder")
-    if not os.access(folder, os.W_OK):
-        raise OltpsimError(f"{option} {path}: folder {folder} is not writable")
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise OltpsimError(f"{option} {path}: cannot write: {exc.strerror}") from None
+    if not existed:
+        os.remove(path)
 
 
 def _write(option: str, path: str, text: str) -> None:
@@ -134,8 +149,8 @@ def _with_progress(fn, label: str):
 @click.argument("ids", nargs=-1)
 @click.option("--quick", is_flag=True, help="only the quick subset (what CI runs)")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="parallel processes (default: all cores)")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="write the scoreboard as JSON")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="draw each table as a PNG in this folder")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), callback=_a_path, help="write the scoreboard as JSON")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), callback=_a_path, help="draw each table as a PNG in this folder")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
               help="run every row under this many seeds (its run.seed and the ones after it) and score the mean, "
                    "with its 95% interval across the seeds")
@@ -176,7 +191,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a setting fixed for the whole sweep")
 @click.option("--replications", "-r", type=int, default=1, show_default=True,
               help="runs per point; replication r uses the same seed at every point")
-@click.option("--out", type=click.Path(file_okay=False),
+@click.option("--out", type=click.Path(file_okay=False), callback=_a_path,
               help="output folder (default: sweep-<scenario name>); rerun with it to resume")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="local worker processes (default: all cores)")
 @click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
@@ -265,7 +280,7 @@ def _point_value(v):
 @click.option("--seed", type=click.IntRange(min=0), help="shortcut for --set run.seed=N (every run uses it)")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="runs at once, on local processes: each round then tries N loads (finer steps, fewer rounds)")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), help="also write the answer and every run's figures")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), callback=_a_path, help="also write the answer and every run's figures")
 def capacity(scenario_file, profile, workload, limits, setting, start, stop, precision, sets, seed, jobs, json_file):
     """Find the largest load (users) that meets service levels: runs at growing loads, then bisects.
 

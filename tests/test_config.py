@@ -252,6 +252,8 @@ def test_every_builtin_profile_loads_and_derives_cpu_count():
     (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--json", "no-such-dir/r.json"],
      "--json no-such-dir/r.json: folder no-such-dir does not exist; expected a file in an existing folder"),
     (["reproduce", "tseries.t5440", "--json", "no-such-dir/s.json"], "--json no-such-dir/s.json: folder no-such-dir"),
+    (["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8", "--json", "/proc/r.json"],
+     "--json /proc/r.json: cannot write"),   # a folder the permission bits call writable, that is not
     (["reproduce", "tseries.t5440", "--plot", "README.md/plots"], "--plot README.md/plots: cannot make this folder"),
     (["sweep", "--profile", "t5220", "--workload", "tpcc", "--vary", "users=8", "--out", "README.md/sw"],
      "--out README.md/sw: cannot make this folder: Not a directory"),
@@ -263,6 +265,24 @@ def test_cli_exits_2_with_one_line_and_no_traceback(args, fragment):
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert proc.stdout == ""   # refused before anything ran: no report, no scoreboard
+
+
+@pytest.mark.parametrize("args", [["run", "--profile", "t5220", "--workload", "tpcc", "--json", ""],
+                                  ["reproduce", "tseries.t5440", "--plot", " "],
+                                  ["sweep", "--profile", "t5220", "--workload", "tpcc", "--vary", "users=8", "--out", ""]])
+def test_an_empty_output_path_is_refused_not_dropped(args):
+    proc = cli(*args)
+    assert proc.returncode == 2 and "an empty path; expected a file or folder name" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_the_output_file_probe_leaves_no_file_and_keeps_an_old_one(tmp_path):
+    from sim.cli import _check_output_file
+    new, old = tmp_path / "new.json", tmp_path / "old.json"
+    old.write_text("{}")
+    _check_output_file("--json", str(new))
+    _check_output_file("--json", str(old))
+    assert not new.exists() and old.read_text() == "{}"
 
 
 def test_bad_scenario_file_names_the_file(tmp_path):
