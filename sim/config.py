@@ -172,10 +172,14 @@ def _limits(out: float, raw: Any, meta: dict, src: Source, expected: str) -> flo
     if meta.get("positive") and not out > 0:
         raise src.bad(raw, _qualified("positive", expected))
     lo, hi = meta.get("minimum"), meta.get("maximum")
-    if lo is not None and out < lo:
-        raise src.bad(raw, f"at least {lo:g}")
-    if hi is not None and out > hi:
-        raise src.bad(raw, f"at most {hi:g}")
+
+    def written(bound: float) -> str:   # in the setting's unit, as a user writes it ('1 ms', not 0.001)
+        return units.format_quantity(bound, meta["kind"]) if bound and meta.get("kind") else f"{bound:g}"
+    # a bound written in a unit ('100 us' = 100 x 1e-6) may parse a rounding error off itself
+    if lo is not None and out < lo - 1e-12 * abs(lo):
+        raise src.bad(raw, f"at least {written(lo)}")
+    if hi is not None and out > hi + 1e-12 * abs(hi):
+        raise src.bad(raw, f"at most {written(hi)}")
     return out
 
 

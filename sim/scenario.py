@@ -35,7 +35,9 @@ MAX_BLOCK_SIZE_32 = 16 * 1024
 
 @dataclass(frozen=True, kw_only=True)
 class OsSpec:
-    quantum: float = param("time slice of the dispatcher", kind="time", default="10 ms", positive=True)
+    quantum: float = param("time slice of the dispatcher (at least 100 us: a hundredth of the shortest any OS "
+                           "here gives, and shorter slices only multiply the dispatcher's events)", kind="time",
+                           default="10 ms", positive=True, minimum=100e-6)
     filesystem: str = param("I/O path of the datafiles", default="raw", choices=tuple(PATHS))
     redo_filesystem: str = param("I/O path of the online redo logs (raw: the redo device itself)", default="raw",
                                  choices=tuple(PATHS))
@@ -56,8 +58,9 @@ class RunSpec:
     seed: int = param("seed of every random stream in the run", default=1, minimum=0)
     warmup: float = param("simulated time discarded before measuring (steady-state runs)", kind="time",
                           default="2 s", minimum=0.0)
-    batch: float = param("length of one batch for batch means (steady-state runs)", kind="time",
-                         default="1 s", positive=True)
+    batch: float = param("length of one batch for batch means (steady-state runs; at least 1 ms: a batch must "
+                         "hold transactions, and the stopping rule's work per batch would dominate a shorter one)",
+                         kind="time", default="1 s", positive=True, minimum=1e-3)
     min_batches: int = param("batches before the stopping rule may stop", default=10, minimum=2)
     target_half_width: float = param("stop when the 95% CI half-width of throughput is within this fraction",
                                      kind="fraction", default="1%", positive=True)

@@ -306,6 +306,8 @@ def test_hardware_changes_lay_over_the_profile_and_leave_it_alone():
     ({"hardware.memory.sise": "10 GB"}, "hardware.memory.sise", "did you mean 'size'"),
     ({"hardware.memory.size": "ten"}, "hardware.memory.size", "a size with a unit"),
     ({"hardware.cpu.strands_per_core": 3}, "hardware.cpu.strands_per_core", "a multiple of pipelines_per_core"),
+    ({"hardware.cpu.clock": "1.4 Hz"}, "hardware.cpu.clock", "got '1.4 Hz'; expected at least 10 MHz"),   # a unit slip
+    ({"hardware.cpu.clock": "14 GHz"}, "hardware.cpu.clock", "got '14 GHz'; expected at most 10 GHz"),
 ])
 def test_a_bad_hardware_change_names_the_scenario_key(change, path, fragment):
     with pytest.raises(ConfigError) as info:

@@ -336,11 +336,13 @@ def test_specs_are_frozen():
 @pytest.mark.parametrize("key, good, got, bad, problem", [
     ("run.seed", "0", 0, "-1", "got -1; expected at least 0"),
     ("run.warmup", "0 s", 0.0, "-1 ms", "got '-1 ms'; expected at least 0"),
-    ("run.batch", "1 us", 1e-6, "0 s", f"got '0 s'; expected a positive {TIME.removeprefix('a ')}"),
+    ("run.batch", "1 ms", 1e-3, "0.99 ms", "got '0.99 ms'; expected at least 1 ms"),
+    ("run.batch", "1 s", 1.0, "0 s", f"got '0 s'; expected a positive {TIME.removeprefix('a ')}"),
     ("run.min_batches", "2", 2, "1", "got 1; expected at least 2"),
     ("run.target_half_width", "0.1%", 0.001, "0%", "got '0%'; expected a positive fraction with a unit"),
     ("run.max_time", "1 ms", 0.001, "0 s", f"got '0 s'; expected a positive {TIME.removeprefix('a ')}"),
-    ("os.quantum", "1 us", 1e-6, "0 ms", f"got '0 ms'; expected a positive {TIME.removeprefix('a ')}"),
+    ("os.quantum", "100 us", 1e-4, "99 us", "got '99 us'; expected at least 100 us"),
+    ("os.quantum", "10 ms", 0.01, "0 ms", f"got '0 ms'; expected a positive {TIME.removeprefix('a ')}"),
 ])
 def test_a_run_or_os_limit_takes_its_boundary_and_refuses_one_step_beyond(key, good, got, bad, problem):
     section, name = key.split(".")

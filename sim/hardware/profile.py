@@ -27,7 +27,9 @@ class CpuSpec:
     cores_per_socket: int = param("cores per socket", minimum=1)
     strands_per_core: int = param("hardware threads per core (the OS sees each as a CPU)", minimum=1)
     pipelines_per_core: int = param("issue pipelines per core; strands are split evenly among them", minimum=1)
-    clock: float = param("core clock", kind="frequency", positive=True)
+    clock: float = param("core clock (10 MHz to 10 GHz: the servers here run 250 MHz to 3.7 GHz; a clock "
+                         "outside is a unit slip, '1.4 Hz' for '1.4 GHz')", kind="frequency", positive=True,
+                         minimum=10e6, maximum=10e9)
     cpi_issue: float = param("cycles per instruction while a strand issues without a memory stall", positive=True)
     llc_size: float = param("last-level cache per socket", kind="size", positive=True)
     mlp: float = param("memory-level parallelism: misses whose stalls overlap (out-of-order cores)",
