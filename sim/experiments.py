@@ -71,9 +71,9 @@ class MetricSpec:
         elif not number(value):
             unit = self.unit or "the figure's unit"
             raise src.bad(value, f"a number, in {unit} (no unit written)")
-        elif kind == "relative" and value == 0:
-            raise src.bad(value, f"a number other than 0: tolerance {self.tolerance} is a share of it (an "
-                                 "absolute one is written as '5 points')")
+        elif kind == "relative" and value <= 0:   # a negative one scored with its error's sign turned over
+            raise src.bad(value, f"a number above 0: tolerance {self.tolerance} is a share of it (a figure that "
+                                 "can be 0 or below takes an absolute tolerance, written as '5 points')")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +118,9 @@ class ExperimentSpec:
                 raise src.at("rows").at(i).at("label").bad(row.label, f"a label no other row has (rows[{first}] "
                                                            "has it)")
             for name in row.published:
+                if not self.metrics:   # ('no metric of that name; metrics: ' and nothing after it)
+                    raise src.at("metrics").bad({}, f"a metric for each figure the rows publish (rows[{i}] publishes "
+                                                    f"{name!r}), e.g. {name}: {{result: {name}, tolerance: 10%}}")
                 if name not in self.metrics:
                     raise src.at("rows").at(i).at("published").at(name).error(
                         f"no metric of that name{suggest(name, self.metrics)}; metrics: {', '.join(self.metrics)}")
@@ -203,6 +206,10 @@ def _open_experiment(i: str) -> ExperimentSpec:
         raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
                            "built-in experiment id (oltpsim experiments) or the path of an experiment YAML")
     exp = load_experiment(path)
+    builtin = experiment_paths().get(exp.id)
+    if builtin is not None and builtin.resolve() != path.resolve():   # its figures would pass as the paper's
+        raise OltpsimError(f"{path}: id: got {exp.id!r}; expected an id no built-in experiment has (oltpsim "
+                           "experiments): figures are keyed by it")
     for i, row in enumerate(exp.rows):   # a bad setting was blamed on 'experiment ID [label]', not on the file
         where = f"{path}: rows[{i}] ({row.label})"
         scenario_mod.resolve(row_scenario_data(exp, row, where), where)

@@ -227,8 +227,14 @@ def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(t
         ex.select([f"{tmp_path}/"])
     clash = tmp_path / "clash.yaml"
     clash.write_text(_my_table(1, 1).replace("mine.t5220_users", "tseries.oltp_users"))
-    with pytest.raises(OltpsimError, match="experiment id 'tseries.oltp_users' selected twice"):
-        ex.select(["tseries.oltp_users", str(clash)])
+    for ids in ([str(clash)], ["tseries.oltp_users", str(clash)]):   # its figures would pass as the paper's
+        with pytest.raises(OltpsimError, match=r"clash\.yaml: id: got 'tseries.oltp_users'; expected an id no built-in"):
+            ex.select(ids)
+    twin = tmp_path / "twin.yaml"
+    twin.write_text(_my_table(1, 1))
+    with pytest.raises(OltpsimError, match="experiment id 'mine.t5220_users' selected twice"):
+        ex.select([str(tmp_path / "Mine.YAML"), str(twin)])
+    assert [e.id for e in ex.select([str(ROOT / "experiments" / "tseries_rman.yaml")])] == ["tseries.rman"]
     bad = tmp_path / "bad.yaml"
     bad.write_text(_my_table(1, 1).replace("tolerance: 10%", "tolerance: lots"))
     with pytest.raises(OltpsimError, match=r"bad\.yaml.*metrics\.tpm\.tolerance: got 'lots'"):
@@ -239,12 +245,23 @@ def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(t
     ('"1000 TPM"', "a number"),            # a unit written in: the scoring subtracted a string, after the runs
     ("[1000]", "a number"),                # a list for a single figure: 'float' object is not iterable
     ("true", "a number"),                  # counted as 1
-    ("0", "a number other than 0"),               # a relative tolerance of 0: ZeroDivisionError
+    ("0", "a number above 0"),             # a relative tolerance of 0: ZeroDivisionError
+    ("-5", "a number above 0"),            # scored with its error's sign turned over (-716500%)
 ])
 def test_a_published_value_that_cannot_be_scored_is_refused_at_its_key(tmp_path, published, expected):
     bad = tmp_path / "bad.yaml"
     bad.write_text(_my_table(1000, 1000).replace("tpm: 1000}", f"tpm: {published}}}", 1))
     with pytest.raises(OltpsimError, match=rf"bad\.yaml: rows\[0\]\.published\.tpm: got .*; expected {expected}"):
+        ex.select([str(bad)])
+
+
+def test_a_table_with_published_figures_and_no_metrics_says_which_are_missing(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000)
+    head, rest = text.split("metrics:", 1)
+    bad.write_text(head + "metrics: {}\nrows:" + rest.split("rows:", 1)[1].split("claims:")[0])
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: metrics: got \{\}; expected a metric for each figure the rows "
+                                           r"publish \(rows\[0\] publishes 'tpm'\)"):
         ex.select([str(bad)])
 
 
