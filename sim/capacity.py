@@ -115,6 +115,23 @@ def parse_limit(text: str, where: str = "--limit") -> Limit:
     return Limit(figure, op, number, f"{figure} {op} {value}")
 
 
+def _check_names(lims: list[Limit], sc: Scenario) -> None:
+    """A device the profile does not have, or a transaction type the workload does not run, is a slip no run
+    can mend: said before the first run (it was found after it, which at full length costs minutes)."""
+    devices = sc.profile.storage.device_names()
+    types = getattr(workloads.get(sc.spec.workload), "TYPES", ())   # the workloads that time transactions by type
+    for lim in lims:
+        prefix, _, rest = lim.figure.partition(".")
+        name = rest.rpartition(".")[0]
+        if prefix == "device" and name not in devices:
+            raise OltpsimError(f"--limit {lim.text!r}: no device {name!r}{suggest(name, devices)} in profile "
+                               f"{sc.spec.profile}; expected one of {', '.join(devices)}")
+        if prefix == "rt" and name not in types:
+            known = f"one of {', '.join(types)}" if types else "none: it times no transaction types"
+            raise OltpsimError(f"--limit {lim.text!r}: workload {sc.spec.workload} has no transaction type {name!r}"
+                               f"{suggest(name, types)}; expected {known}")
+
+
 def figure_value(row: dict, figure: str) -> float | None:
     if figure in DERIVED:
         return DERIVED[figure](row)
@@ -310,6 +327,7 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
                                f"numbers from --from up: it is meant for a whole-number setting of the load, e.g. users "
                                "(tpcc), sessions (slob))") from None
         raise blame_given(exc, raw, fixed) from None
+    _check_names(lims, first)
     resolved = first.describe().get(setting_path(setting))
     if isinstance(resolved, bool) or not isinstance(resolved, int) or resolved != start:
         raise OltpsimError(f"capacity: {setting}: {start} runs as {resolved!r}; " + _WHOLE)

@@ -223,6 +223,22 @@ def test_a_figure_missing_from_a_later_run_breaks_its_limit_not_the_search(monke
     assert len(calls) == 1
 
 
+@pytest.mark.parametrize("limit, problem", [
+    ("device.arrya.util_pct < 60%", "no device 'arrya' (did you mean 'array'?) in profile t5220; expected one of "
+                                    "array, internal"),
+    ("rt.neworder.p90 <= 5 s", "workload tpcc has no transaction type 'neworder' (did you mean 'new_order'?)"),
+])
+def test_a_device_or_transaction_type_no_run_can_have_is_refused_before_any_run(monkeypatch, limit, problem):
+    import sim.run
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(OltpsimError) as info:
+        cp.capacity({"profile": "t5220", "workload": "tpcc"}, [limit], overrides=QUICK)
+    assert problem in str(info.value)
+    with pytest.raises(OltpsimError, match="workload slob has no transaction type 'x'; expected none"):
+        cp.capacity({"profile": "xeon-e5-2643v3-2s", "workload": "slob"}, ["rt.x.p90 <= 5 s"], setting="sessions",
+                    overrides={"run.max_time": "1 s"})
+
+
 def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
     # default think times, a 1.5 s run at 1 user: no New-Order completes, so the run has no rt.new_order.*
     short = {"profile": "t5220", "workload": "tpcc", "run.warmup": "0.5 s", "run.batch": "0.5 s",
