@@ -236,6 +236,9 @@ def select(ids: list[str] | str | None = None, quick: bool = False) -> list[Expe
                 chosen.append(i)
                 continue
             match = [k for k in paths if k.startswith(i)]
+            if not match and Path(i).is_dir():   # (it said 'unknown experiment', no word of the folder)
+                raise OltpsimError(f"{i}: a folder; expected a built-in experiment id (oltpsim experiments) or the "
+                                   "path of an experiment YAML")
             if not match:
                 raise OltpsimError(f"unknown experiment {i!r}{suggest(i, paths)}; known: {', '.join(paths)}")
             chosen += [m for m in match if m not in chosen]

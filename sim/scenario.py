@@ -190,6 +190,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     params = build(module.Params, spec.params, src.at("params"))
     _refuse_unused_settings(data, spec, params, src)
     _refuse_unused_run_keys(data, spec, module, src)
+    _refuse_a_batch_past_the_cap(data, spec, module, src)
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
     check_devices(spec.database, profile.storage.device_names(), src)
@@ -311,6 +312,21 @@ def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, src: So
                 value, f"no {key} here ({why}): it acts only on a DBWR that falls behind in the warm-up, so "
                 "it would change nothing; leave it out" + (", or give database.db_cache"
                                                            if "datafiles" in module.USES else ""))
+
+
+def _refuse_a_batch_past_the_cap(data: dict, spec: ScenarioSpec, module: Any, src: Source) -> None:
+    """A steady run measures whole batches: one longer than run.max_time ran past the cap it was given.
+    The key given is blamed (run.batch if both are)."""
+    run, fmt = spec.run, (lambda t: units.format_quantity(t, "time"))
+    if module.Workload.kind != "steady" or run.max_time is None or run.batch <= run.max_time * (1 + 1e-12):
+        return
+    given, value = get_path(data, "run.batch")
+    if given:
+        raise src.at("run.batch").bad(value, f"at most run.max_time ({fmt(run.max_time)}): a run measures whole "
+                                             "batches, so a longer one runs past the cap")
+    raise src.at("run.max_time").bad(get_path(data, "run.max_time")[1],
+                                     f"at least run.batch ({fmt(run.batch)}, its default): a run measures whole "
+                                     "batches; or give a shorter run.batch")
 
 
 def accepted_run_settings(workload: str) -> list[str]:

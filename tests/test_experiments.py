@@ -217,7 +217,7 @@ def test_a_table_of_your_own_is_scored_as_a_published_one(tmp_path):
     assert all(f.ok for f in figures)
 
 
-def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(tmp_path):
+def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(tmp_path, monkeypatch):
     with pytest.raises(OltpsimError, match=r"nope\.yaml: cannot read: no such file; expected a built-in experiment id"):
         ex.select([str(tmp_path / "nope.yaml")])
     # a path however its suffix is written, or a folder: looked up as an id ('unknown experiment')
@@ -225,6 +225,11 @@ def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(t
     assert [e.id for e in ex.select([str(tmp_path / "Mine.YAML")])] == ["mine.t5220_users"]
     with pytest.raises(OltpsimError, match=r"cannot read: a folder; expected a built-in experiment id"):
         ex.select([f"{tmp_path}/"])
+    (tmp_path / "exp").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OltpsimError, match=r"^exp: a folder; expected a built-in experiment id"):
+        ex.select(["exp"])
+    monkeypatch.undo()
     clash = tmp_path / "clash.yaml"
     clash.write_text(_my_table(1, 1).replace("mine.t5220_users", "tseries.oltp_users"))
     for ids in ([str(clash)], ["tseries.oltp_users", str(clash)]):   # its figures would pass as the paper's

@@ -340,7 +340,7 @@ def test_specs_are_frozen():
     ("run.batch", "1 s", 1.0, "0 s", f"got '0 s'; expected a positive {TIME.removeprefix('a ')}"),
     ("run.min_batches", "2", 2, "1", "got 1; expected at least 2"),
     ("run.target_half_width", "0.1%", 0.001, "0%", "got '0%'; expected a positive fraction with a unit"),
-    ("run.max_time", "1 ms", 0.001, "0 s", f"got '0 s'; expected a positive {TIME.removeprefix('a ')}"),
+    ("run.max_time", "1 s", 1.0, "0 s", f"got '0 s'; expected a positive {TIME.removeprefix('a ')}"),
     ("os.quantum", "100 us", 1e-4, "99 us", "got '99 us'; expected at least 100 us"),
     ("os.quantum", "10 ms", 0.01, "0 ms", f"got '0 ms'; expected a positive {TIME.removeprefix('a ')}"),
 ])
@@ -349,6 +349,14 @@ def test_a_run_or_os_limit_takes_its_boundary_and_refuses_one_step_beyond(key, g
     assert getattr(getattr(load(**{key: good}).spec, section), name) == pytest.approx(got)
     e = refused_setting(key, bad)
     assert problem in e.problem, e.problem
+
+
+def test_a_batch_longer_than_the_cap_is_refused_on_the_key_given():
+    """A steady run measures whole batches: batches of 2 s under run.max_time 1 s ran to 2 s."""
+    assert "expected at most run.max_time (1 s)" in refused_setting("run.batch", "2 s", **{"run.max_time": "1 s"}).problem
+    e = refused_setting("run.max_time", "0.5 s")   # the default batch, 1 s: the cap given is blamed
+    assert "expected at least run.batch (1 s, its default)" in e.problem
+    assert load(**{"run.max_time": "0.5 s", "run.batch": "0.25 s"}).spec.run.max_time == 0.5
 
 
 @pytest.mark.parametrize("key, value, problem", [
