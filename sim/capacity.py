@@ -115,6 +115,23 @@ def parse_limit(text: str, where: str = "--limit") -> Limit:
     return Limit(figure, op, number, f"{figure} {op} {value}")
 
 
+def _check_one_figure_once(lims: list[Limit]) -> None:
+    """Two limits on one figure bound it from both sides, or one is redundant: 'cpu_busy <= 80%' twice
+    over printed two columns, and '<= 80%' with '>= 90%' ran only to report the first load broken."""
+    for i, lim in enumerate(lims):
+        for other in lims[:i]:
+            if other.figure != lim.figure:
+                continue
+            if (other.op[0] == "<") == (lim.op[0] == "<"):
+                raise OltpsimError(f"--limit {lim.text!r}: {lim.figure} is limited twice from one side ({other.text!r} "
+                                   "too); expected one limit a side: give the one that matters")
+            upper, lower = (other, lim) if other.op[0] == "<" else (lim, other)
+            both_closed = lower.op == ">=" and upper.op == "<="   # then one value meets both
+            if lower.value > upper.value or (lower.value == upper.value and not both_closed):
+                raise OltpsimError(f"--limit {lim.text!r}: no {lim.figure} meets both it and {other.text!r}; expected "
+                                   "limits a run can meet together")
+
+
 def _check_names(lims: list[Limit], sc: Scenario) -> None:
     """A device the profile does not have, or a transaction type the workload does not run, is a slip no run
     can mend: said before the first run (it was found after it, which at full length costs minutes)."""
@@ -300,6 +317,7 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
     lims = [lim if isinstance(lim, Limit) else parse_limit(lim) for lim in limits]
     if not lims:
         raise OltpsimError("capacity: no limit given; expected one or more, e.g. " + _EXAMPLES)
+    _check_one_figure_once(lims)
     for name, value, least in (("start", start, 1), ("stop", stop, start)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise OltpsimError(f"capacity: {name}: got {value!r}; expected a whole number of at least {least}")

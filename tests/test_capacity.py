@@ -239,6 +239,24 @@ def test_a_device_or_transaction_type_no_run_can_have_is_refused_before_any_run(
                     overrides={"run.max_time": "1 s"})
 
 
+@pytest.mark.parametrize("limits, problem", [
+    (["cpu_busy <= 80%", "cpu_busy <= 50%"], "cpu_busy is limited twice from one side ('cpu_busy <= 80%' too)"),
+    (["cpu_busy <= 80%", "cpu_busy >= 90%"], "no cpu_busy meets both it and 'cpu_busy <= 80%'"),
+    (["tpm > 100", "tpm < 100"], "no tpm meets both it and 'tpm > 100'"),
+])
+def test_limits_on_one_figure_that_repeat_or_exclude_each_other_are_refused_before_any_run(monkeypatch, limits, problem):
+    import sim.run
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(OltpsimError) as info:
+        cp.capacity({}, limits, overrides=QUICK)
+    assert problem in str(info.value)
+
+
+def test_a_band_on_one_figure_is_two_limits_a_run_can_meet():
+    for band in (["cpu_busy >= 50%", "cpu_busy <= 80%"], ["tpm >= 100", "tpm <= 100"]):   # (raises if refused)
+        assert cp._check_one_figure_once([cp.parse_limit(t) for t in band]) is None
+
+
 def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
     # default think times, a 1.5 s run at 1 user: no New-Order completes, so the run has no rt.new_order.*
     short = {"profile": "t5220", "workload": "tpcc", "run.warmup": "0.5 s", "run.batch": "0.5 s",
