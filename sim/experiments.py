@@ -505,7 +505,8 @@ def summary_line(figures: list[Figure], verdicts: list[Verdict] | None = None) -
     if rel:
         parts.append(f"median |error| {100 * statistics.median(rel):.1f}% over {len(rel)} relative figures")
     if pts:
-        parts.append(f"median |error| {statistics.median(pts):.1f} points over {len(pts)} CPU figures")
+        # (CPU %, and % changes such as Haswell's +13%: 'CPU figures' miscounted them)
+        parts.append(f"median |error| {statistics.median(pts):.1f} points over {len(pts)} figures scored in points")
     judged = [v for v in verdicts or [] if v.simulated is not None]
     if judged:
         parts.append(f"{sum(1 for v in judged if v.simulated)}/{len(judged)} shape claims hold")

@@ -403,3 +403,12 @@ def test_quick_over_a_table_with_no_quick_row_says_why_nothing_runs(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert re.fullmatch(r"oltpsim: error: --quick: none of \S*mine\.yaml is in the quick subset; expected an "
                         r"experiment with quick: true, or rows with quick: true \(or leave out --quick\)\n", proc.stderr)
+
+
+def test_the_summary_counts_figures_in_points_by_how_they_are_scored_not_as_cpu():
+    figures = [ex.Figure("e", "a", "cpu", "%", [50, 40, 10], [52, 38, 10], 2.0, "points", True),
+               ex.Figure("e", "b", "iops_vs_first", "%", 13, 14.7, 1.7, "points", True),
+               ex.Figure("e", "c", "tpm", "TPM", 1000, 1100.0, 0.1, "relative", True)]
+    line = ex.summary_line(figures)
+    assert "3/3 figures within tolerance" in line and "median |error| 10.0% over 1 relative figures" in line
+    assert "median |error| 1.9 points over 2 figures scored in points" in line and "CPU" not in line
