@@ -116,14 +116,17 @@ def _check_output_file(option: str, path: str | None) -> None:
     folder = Path(path).parent
     if not folder.is_dir():
         raise OltpsimError(f"{option} {path}: folder {folder} does not exist; expected a file in an existing folder")
-    existed = os.path.lexists(path)
+    target = os.path.realpath(path)   # (a dangling symlink's target is what the probe would make)
+    if os.path.exists(target) and not os.path.isfile(target):
+        return   # a named pipe or a device: opening it would consume its reader
+    existed = os.path.exists(target)
     try:
-        with open(path, "a"):
+        with open(target, "a"):
             pass
     except OSError as exc:
         raise OltpsimError(f"{option} {path}: cannot write: {exc.strerror}") from None
     if not existed:
-        os.remove(path)
+        os.remove(target)
 
 
 def _write(option: str, path: str, text: str) -> None:

@@ -71,9 +71,9 @@ class MetricSpec:
         elif not number(value):
             unit = self.unit or "the figure's unit"
             raise src.bad(value, f"a number, in {unit} (no unit written)")
-        elif kind == "relative" and value <= 0:   # a negative one scored with its error's sign turned over
-            raise src.bad(value, f"a number above 0: tolerance {self.tolerance} is a share of it (a figure that "
-                                 "can be 0 or below takes an absolute tolerance, written as '5 points')")
+        elif kind == "relative" and value == 0:
+            raise src.bad(value, f"a number other than 0: tolerance {self.tolerance} is a share of it (an "
+                                 "absolute one is written as '5 points')")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -441,7 +441,7 @@ def _compare(eid: str, label: str, name: str, m: MetricSpec, pub: Any, sim: Any,
             all(abs(s - p) <= tol * abs(p) for s, p in zip(sim, pub))
         return Figure(eid, label, name, m.unit, pub, [round(s, 1) for s in sim], err, "points", ok, status)
     if kind == "relative":
-        err = (sim - pub) / pub
+        err = (sim - pub) / abs(pub)   # a % change of -45 simulated at -40 is +11%, not -11%
         return Figure(eid, label, name, m.unit, pub, sim, err, kind, abs(err) <= tol + 1e-12, status)
     err = sim - pub
     return Figure(eid, label, name, m.unit, pub, sim, err, kind, abs(err) <= tol + 1e-9, status)

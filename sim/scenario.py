@@ -318,11 +318,13 @@ def _refuse_a_batch_past_the_cap(data: dict, spec: ScenarioSpec, module: Any, sr
     """A steady run measures whole batches: one longer than run.max_time ran past the cap it was given.
     The key given is blamed (run.batch if both are)."""
     run, fmt = spec.run, (lambda t: units.format_quantity(t, "time"))
-    if module.Workload.kind != "steady" or run.max_time is None or run.batch <= run.max_time * (1 + 1e-12):
+    cap = run.cap(batch=False)
+    if module.Workload.kind != "steady" or run.batch <= cap * (1 + 1e-12):
         return
     given, value = get_path(data, "run.batch")
-    if given:
-        raise src.at("run.batch").bad(value, f"at most run.max_time ({fmt(run.max_time)}): a run measures whole "
+    if given or run.max_time is None:
+        default = "" if run.max_time is not None else ", its default"
+        raise src.at("run.batch").bad(value, f"at most run.max_time ({fmt(cap)}{default}): a run measures whole "
                                              "batches, so a longer one runs past the cap")
     raise src.at("run.max_time").bad(get_path(data, "run.max_time")[1],
                                      f"at least run.batch ({fmt(run.batch)}, its default): a run measures whole "

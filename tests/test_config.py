@@ -3,6 +3,7 @@ the key path, the bad value and what was expected; the CLI exits 2 with no trace
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -278,11 +279,15 @@ def test_an_empty_output_path_is_refused_not_dropped(args):
 
 def test_the_output_file_probe_leaves_no_file_and_keeps_an_old_one(tmp_path):
     from sim.cli import _check_output_file
-    new, old = tmp_path / "new.json", tmp_path / "old.json"
+    new, old, link = tmp_path / "new.json", tmp_path / "old.json", tmp_path / "link.json"
     old.write_text("{}")
-    _check_output_file("--json", str(new))
-    _check_output_file("--json", str(old))
-    assert not new.exists() and old.read_text() == "{}"
+    link.symlink_to(tmp_path / "target.json")   # dangling: the probe would make its target
+    for path in (new, old, link):
+        _check_output_file("--json", str(path))
+    assert not new.exists() and old.read_text() == "{}" and not (tmp_path / "target.json").exists()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    _check_output_file("--json", str(fifo))   # not opened: that would hang here (no reader) or consume one
 
 
 def test_bad_scenario_file_names_the_file(tmp_path):

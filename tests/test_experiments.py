@@ -250,8 +250,7 @@ def test_an_experiment_file_that_is_missing_or_shares_a_built_in_id_is_refused(t
     ('"1000 TPM"', "a number"),            # a unit written in: the scoring subtracted a string, after the runs
     ("[1000]", "a number"),                # a list for a single figure: 'float' object is not iterable
     ("true", "a number"),                  # counted as 1
-    ("0", "a number above 0"),             # a relative tolerance of 0: ZeroDivisionError
-    ("-5", "a number above 0"),            # scored with its error's sign turned over (-716500%)
+    ("0", "a number other than 0"),        # a relative tolerance of 0: ZeroDivisionError
 ])
 def test_a_published_value_that_cannot_be_scored_is_refused_at_its_key(tmp_path, published, expected):
     bad = tmp_path / "bad.yaml"
@@ -412,3 +411,11 @@ def test_the_summary_counts_figures_in_points_by_how_they_are_scored_not_as_cpu(
     line = ex.summary_line(figures)
     assert "3/3 figures within tolerance" in line and "median |error| 10.0% over 1 relative figures" in line
     assert "median |error| 1.9 points over 2 figures scored in points" in line and "CPU" not in line
+
+
+def test_a_negative_figure_under_a_relative_tolerance_is_scored_with_the_sign_of_its_error():
+    """A planner's '% change against a baseline' of -45 simulated at -40 is 11% above it, not below."""
+    m = ex.MetricSpec(result="tpm", tolerance="10%")
+    f = ex._compare("e", "a", "tpm_change", m, -45.0, -40.0, "ok")
+    assert f.error == pytest.approx(5 / 45) and f.ok is False
+    assert ex._compare("e", "a", "tpm_change", m, -45.0, -42.0, "ok").ok is True

@@ -357,6 +357,8 @@ def test_a_batch_longer_than_the_cap_is_refused_on_the_key_given():
     e = refused_setting("run.max_time", "0.5 s")   # the default batch, 1 s: the cap given is blamed
     assert "expected at least run.batch (1 s, its default)" in e.problem
     assert load(**{"run.max_time": "0.5 s", "run.batch": "0.25 s"}).spec.run.max_time == 0.5
+    e = refused_setting("run.batch", "200 s")   # no cap given: the default's, 120 s
+    assert "expected at most run.max_time (120 s, its default)" in e.problem
 
 
 @pytest.mark.parametrize("key, value, problem", [
