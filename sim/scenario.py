@@ -352,8 +352,9 @@ def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str
     """The size of the online logs acts in two places: a log switch starts a checkpoint of DBWR's
     changed blocks (which DBWR writes only for a workload whose datafiles sit behind a buffer cache of
     database.db_cache: USES 'datafiles'), and a buffered redo file system reads back a partial last
-    page within the circle of logs (sim/os/filesystem.py LogFile). With neither,
-    database.redo_log_size (and redo_log_groups, which only multiplies it) change nothing."""
+    page within the circle of logs (sim/os/filesystem.py LogFile). With neither, database.redo_log_size
+    (and redo_log_groups, which only multiplies it) moves only where the logs wrap, one seek per circle:
+    refused as a setting that does not do what it is set for."""
     db = spec.database
     path = PATHS[spec.os.redo_filesystem]
     checkpoints = "datafiles" in uses and db.db_cache is not None
@@ -365,7 +366,8 @@ def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str
             f"no database.redo_log_size here (os.redo_filesystem {spec.os.redo_filesystem}"
             f"{'' if db.db_cache is not None else ', no database.db_cache'}): "
             f"a log switch checkpoints DBWR's changed blocks, and {why}; the logs' size matters to the redo path "
-            "only on a buffered file system (its appends read back partial pages within the logs). "
+            "only on a buffered file system (its appends read back partial pages within the logs; elsewhere it "
+            "moves only where the logs wrap, one seek per circle). "
             + ("Give database.db_cache, or leave this key out" if "datafiles" in uses else "Leave this key out"))
     if db.redo_log_size is None and get_path(data, "database.redo_log_groups")[0] \
             and db.redo_log_groups != _default(ScenarioSpec, "database.redo_log_groups"):

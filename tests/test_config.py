@@ -313,6 +313,10 @@ def test_hardware_changes_lay_over_the_profile_and_leave_it_alone():
     ({"hardware.cpu.strands_per_core": 3}, "hardware.cpu.strands_per_core", "a multiple of pipelines_per_core"),
     ({"hardware.cpu.clock": "1.4 Hz"}, "hardware.cpu.clock", "got '1.4 Hz'; expected at least 10 MHz"),   # a unit slip
     ({"hardware.cpu.clock": "14 GHz"}, "hardware.cpu.clock", "got '14 GHz'; expected at most 10 GHz"),
+    ({"hardware.cpu.cpi_issue": 0.0001}, "hardware.cpu.cpi_issue", "got 0.0001; expected at least 0.1"),
+    ({"hardware.cpu.cores_per_socket": 100000}, "hardware.cpu.cores_per_socket", "expected at most 1024"),
+    ({"hardware.memory.latency": "1 h"}, "hardware.memory.latency", "got '1 h'; expected at most 10 us"),
+    ({"hardware.memory.latency": "130 us"}, "hardware.memory.latency", "expected at most 10 us"),   # '130 ns'
 ])
 def test_a_bad_hardware_change_names_the_scenario_key(change, path, fragment):
     with pytest.raises(ConfigError) as info:

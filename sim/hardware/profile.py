@@ -23,17 +23,21 @@ from sim.units import format_quantity
 class CpuSpec:
     model: str = param("processor model, as the vendor names it")
     isa: Literal["sparcv9", "x86_64", "ia64"] = param("instruction set: workloads' path lengths depend on it")
-    sockets: int = param("processor sockets populated", minimum=1)
-    cores_per_socket: int = param("cores per socket", minimum=1)
-    strands_per_core: int = param("hardware threads per core (the OS sees each as a CPU)", minimum=1)
+    # the upper bounds are far past any server built (64 sockets in a UE10000, 8 strands in a T2): a count
+    # beyond them is a slip, and a run of 100,000 cores would build a strand per CPU before it could fail
+    sockets: int = param("processor sockets populated", minimum=1, maximum=256)
+    cores_per_socket: int = param("cores per socket", minimum=1, maximum=1024)
+    strands_per_core: int = param("hardware threads per core (the OS sees each as a CPU)", minimum=1, maximum=64)
     pipelines_per_core: int = param("issue pipelines per core; strands are split evenly among them", minimum=1)
     clock: float = param("core clock (10 MHz to 10 GHz: the servers here run 250 MHz to 3.7 GHz; a clock "
                          "outside is a unit slip, '1.4 Hz' for '1.4 GHz')", kind="frequency", positive=True,
                          minimum=10e6, maximum=10e9)
-    cpi_issue: float = param("cycles per instruction while a strand issues without a memory stall", positive=True)
+    cpi_issue: float = param("cycles per instruction while a strand issues without a memory stall (0.1 to 100: "
+                             "a ten-wide core to one an instruction takes 100 cycles on)", positive=True,
+                             minimum=0.1, maximum=100.0)
     llc_size: float = param("last-level cache per socket", kind="size", positive=True)
-    mlp: float = param("memory-level parallelism: misses whose stalls overlap (out-of-order cores)",
-                       default=1.0, minimum=1.0)
+    mlp: float = param("memory-level parallelism: misses whose stalls overlap (out-of-order cores; at most 64, "
+                       "past any core's miss buffers)", default=1.0, minimum=1.0, maximum=64.0)
 
     def check(self, src: Source) -> None:
         if self.strands_per_core % self.pipelines_per_core:
@@ -64,9 +68,11 @@ class CpuSpec:
 @dataclass(frozen=True, kw_only=True)
 class MemorySpec:
     size: float = param("physical memory", kind="size", positive=True)
-    latency: float = param("unloaded load-to-use latency of local memory", kind="time", positive=True)
-    remote_latency: float | None = param("unloaded latency of another socket's memory (NUMA)",
-                                         kind="time", positive=True, default=None)
+    # DRAM answers in 50-600 ns on the servers here; a latency outside 1 ns - 10 us is a unit slip ('130 us')
+    latency: float = param("unloaded load-to-use latency of local memory (1 ns to 10 us)", kind="time",
+                           positive=True, minimum=1e-9, maximum=10e-6)
+    remote_latency: float | None = param("unloaded latency of another socket's memory (NUMA; 1 ns to 10 us)",
+                                         kind="time", positive=True, default=None, minimum=1e-9, maximum=10e-6)
     bandwidth_per_socket: float = param("sustainable memory bandwidth per socket", kind="bandwidth", positive=True)
     swap: float = param("swap space", kind="size", default=0.0, minimum=0.0)
     kernel: float = param("memory the kernel keeps for itself", kind="size", default=0.0, minimum=0.0)
