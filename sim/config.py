@@ -374,10 +374,24 @@ def read_yaml(path: Path | str) -> Any:
         raise ConfigError(str(path), exc.path, f"given twice (lines {exc.lines[0]} and {exc.lines[1]}); "
                           "expected each key once") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(str(path), "", f"YAML syntax error at {where}: {problem}") from None
+        raise ConfigError(str(path), "", f"YAML syntax error at {_where(exc, text)}: {_problem(exc)}") from None
+
+
+def _where(exc: yaml.YAMLError, text: str) -> str:
+    """'line L, column C' of a parse error, or of a character the reader refused (it gives an offset)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}"
+    if isinstance(exc, yaml.reader.ReaderError) and isinstance(exc.position, int):
+        before = text[:exc.position]
+        return f"line {before.count(chr(10)) + 1}, column {exc.position - before.rfind(chr(10))}"
+    return "an unknown place"
+
+
+def _problem(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.reader.ReaderError) and isinstance(exc.character, int):   # the reader gives its code
+        return f"character U+{exc.character:04X} is not allowed in YAML (a control character: {exc.reason})"
+    return getattr(exc, "problem", None) or str(exc)
 
 
 def parse_scalar(text: str, where: Source | None = None) -> Any:

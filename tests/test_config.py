@@ -338,6 +338,15 @@ def test_a_layout_by_segment_needs_a_file_per_segment():
     assert scenario.load(None, {**base, "database.datafiles": 7}, profile="ue10000", workload="tpcc")
 
 
+def test_a_control_character_in_a_file_is_placed_by_line_and_column(tmp_path):
+    path = tmp_path / "nul.yaml"    # the YAML reader gives only an offset into the text
+    path.write_text('profile: t5220\nworkload: tpcc\nparams: {users: 8, think_time: "1\x00 s"}\n')
+    with pytest.raises(ConfigError) as info:
+        scenario.load(path)
+    assert str(info.value) == (f"{path}: YAML syntax error at line 3, column 34: character U+0000 is not allowed "
+                               "in YAML (a control character: special characters are not allowed)")
+
+
 def test_a_bad_unit_shows_the_value_then_what_was_expected():
     with pytest.raises(ConfigError) as info:
         scenario.load(None, {"users": 8, "database.db_cache": "10 GBB"}, profile="t5220", workload="tpcc")
