@@ -246,6 +246,16 @@ def test_a_run_stops_at_its_precision_target_but_not_before_min_batches():
     assert tight.measured_time == pytest.approx(4.0) and tight.extra["batches"] == 8     # to run.max_time
 
 
+def test_two_equal_batches_by_chance_do_not_stop_a_run_that_varies():
+    """A 4-session SLOB's first two 50-ms batches count the same reads: a zero half-width from two batches
+    (it stopped the run at 0.1 s) is chance; the run goes on until the interval is real and narrow enough."""
+    r = run(scenario.load(None, {"sessions": "4", "update_pct": "50", "schema_size": "100 GB",
+                                 "database.db_cache": "256 MB", "run.warmup": "0.05 s", "run.batch": "0.05 s",
+                                 "run.min_batches": "2", "run.max_time": "3 s"}, profile="t5220", workload="slob"))
+    assert r.measured_time > 0.1 + 1e-9
+    assert r.extra["batches"] == 60 or 0 < r.tpm_half_width <= 0.01 * r.tpm
+
+
 def test_the_reported_interval_is_as_wide_as_the_spread_between_seeds():
     """The ± a run reports (batch means, Student t over 6 batches) against what it claims to bound: 12 seeds
     of the same run. An honest 95% half-width covers the seeds' mean in most runs, and is about t(5) = 2.6
