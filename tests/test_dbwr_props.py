@@ -212,3 +212,18 @@ def test_a_range_longer_than_a_batch_is_split_at_the_batch():
     env.run(until=10.0)
     assert dbwr.written_total == WRITE_BATCH + 88 and files.files == [3] * (WRITE_BATCH + 88)
     assert not dbwr.ranges and dbwr.unwritten == 0
+
+
+def test_the_next_batch_is_gathered_once_the_last_is_issued_without_waiting_for_its_writes():
+    """Two batches' worth dirty at once, 4 writes in flight: the first batch is all issued after 127 write
+    times, and DBWR gathers the next then, its slots refilled as the last writes end, with no dirty() to
+    wake it (it had waited for the last write to end, a barrier only when no session dirtied meanwhile)."""
+    env, files, _, dbwr = _dbwr(100_000, async_io=True, max_writes=4)
+    env.run(until=0.0001)
+    dbwr.dirty(2 * WRITE_BATCH)
+    issued = (WRITE_BATCH - 4) // 4 * W + 0.0001      # the batch's last 4 writes go out then
+    env.run(until=issued + W / 2)
+    assert dbwr.in_flight == 4 and dbwr.pending == 0 and dbwr.batch_left == WRITE_BATCH
+    env.run(until=1000.0)
+    assert dbwr.written_total == 2 * WRITE_BATCH
+    assert max(files.ended) == pytest.approx(0.0001 + 2 * WRITE_BATCH // 4 * W)   # never a slot left empty
