@@ -418,8 +418,9 @@ class _IoPlan:
     def _set_write_page_hit(self, checkpoint: dict[str, tuple[float, float]]) -> None:
         """The chance a DBWR write finds its page in the OS page cache, over all writes: an evicted
         block's with its segment's write_os_hit (at its eviction), a checkpointed one's with the cache's
-        checkpoint_os_hit (a delay after its change); appended blocks' pages were filled by the blocks
-        written just before them (cached)."""
+        checkpoint_os_hit (a delay after its change); an appended block finds its page where the block
+        written just before it filled the same page, and the first block of a page finds it uncached (a
+        new page of a preallocated datafile, not read since the load)."""
         odds = self.cache.odds
         hits = self.cache.checkpoint_os_hit if checkpoint else {}
         segs = [seg for seg in self.writers if seg != "undo"]
@@ -427,16 +428,17 @@ class _IoPlan:
         found = sum(ev * odds[seg].write_os_hit + ck * hits.get(seg, odds[seg].write_os_hit)
                     for seg, (ev, ck) in evicted.items())
         written = sum(ev + ck for ev, ck in evicted.values()) + self._appended
+        page = self.datafiles.page_blocks
         # undo blocks are filled (and evicted) in order, as appended ones: of a page's blocks all but the
         # first find the page their predecessor's write left; the first finds it as the cache model says
         if "undo" in self.writers and "undo" in odds:
-            page = self.datafiles.page_blocks
             ev, ck = checkpoint.get("undo", (odds["undo"].writes_per_tx, 0.0))
             first = ev * odds["undo"].write_os_hit + ck * hits.get("undo", odds["undo"].write_os_hit)
             found += ((page - 1) * (ev + ck) + first) / page
             written += ev + ck
+        found += self._appended * (page - 1) / page
         if written > 0.0:
-            self.datafiles.set_write_page_hit((found + self._appended) / written)
+            self.datafiles.set_write_page_hit(found / written)
 
     def _files(self, segment: str) -> tuple[int, int] | None:
         """The datafiles holding a segment's blocks (a segment WITHIN another: that one's)."""
