@@ -169,11 +169,26 @@ def test_a_synchronous_io_is_waited_for_under_its_event():
     assert _waits(inst) == {"db file sequential read": (1, 0.004), "direct path write": (1, 0.004)}
 
 
-def test_an_asynchronous_write_is_issued_and_not_waited_for():
+def test_writes_behind_wait_only_for_a_free_slot_and_at_the_drain():
+    """2 slots, writes of 4 ms issued after 1 ms of work each: the first two go at once, the third
+    waits for the first's end (2 ms), and the drain for the second's and the third's (4 ms). Waits
+    are recorded only then, under the event given, as Oracle records 'direct path write'."""
+    from sim.db.physical_io import WriteBehind
     env, inst, s = _instance()
     dev = _Device(env, 0.004)
-    assert s.write_async(dev, 1e6) is None
-    assert dev.requests == [("write", 1e6, None, 0.0)] and env.now == 0.0 and inst.waits.events == {}
+    out = WriteBehind(s, dev, 2, "direct path write")
+
+    def load():
+        for _ in range(3):
+            yield s.cpu(1e6)                    # 1 ms
+            yield from out.write(1e6)
+        assert out.in_flight == 2
+        yield from out.drain()
+        assert out.in_flight == 0
+    _run(env, load())
+    assert [round(t, 9) for *_, t in dev.requests] == [1.001, 1.002, 1.005]
+    assert _waits(inst) == {"direct path write": (2, 0.006)}
+    assert env.now == pytest.approx(1.009)
 
 
 def test_control_file_transactions_queue_for_the_cf_enqueue():

@@ -7,8 +7,9 @@ about one strand busy, and a single session is bound by one T2 strand's speed.
 
 - conventional: array INSERTs through the buffer cache; each array is a transaction whose
   redo LGWR writes ('log file sync'); DBWR writes the dirty blocks later (asynchronously).
-  Modelled as the commit plus an asynchronous write of the array's bytes to table_device: the
-  buffer cache's size and DBWR do not enter, so their settings are refused (USES).
+  Modelled as the commit plus an asynchronous write of the array's bytes to table_device, at
+  most WRITE_SLOTS behind: the buffer cache's size and DBWR's settings do not enter, so they are
+  refused (USES).
 - direct: the server formats whole blocks in its own memory and writes them straight to the
   datafiles (asynchronous direct path writes); no buffer cache, no redo for the data.
 - parallel direct: `sessions` direct loads at once into the same table (APPEND), each over its
@@ -26,6 +27,12 @@ Constants (each with its source or the single published row it was fitted to):
 - MPKI = 2: parsing and formatting stream through memory; estimate.
 - BUFFER = 16 MB: input per round (sixteen 1 MB READSIZE/BINDSIZE arrays; the unit of simulated work,
   one commit per round); estimate.
+- WRITE_SLOTS = 2: a session's rounds written but not yet on disk. Direct: its asynchronous direct
+  path writes, at most 2 in flight (Oracle's default of 2 slots for direct path I/O, as for reads in
+  sim/db/physical_io.py; estimate for writes), waited for ('direct path write') when both are taken
+  and at the end of the load. Conventional: DBWR writes the array's blocks behind the load; a session
+  more than 2 rounds ahead of it waits ('free buffer waits'), and the load ends without waiting for
+  DBWR's last writes (an estimate standing for the buffer cache's dirty limit).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
-from sim.db.physical_io import ReadAhead
+from sim.db.physical_io import ReadAhead, WriteBehind
 from sim.units import format_quantity
 from workloads.batch import MB, UNPLACED, BatchWorkload, check_fits, device_checker, device_of
 
@@ -45,6 +52,7 @@ REDO_PER_BYTE = 1.1
 SYS_SHARE = 0.08
 MPKI = 2.0
 BUFFER = 16.0 * MB
+WRITE_SLOTS = 2
 
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): the conventional path commits
@@ -125,12 +133,15 @@ class Workload(BatchWorkload):
         # server waits on its client, which AWR names 'SQL*Net more data from client'
         src = ReadAhead(session, self.system.devices[input_device], start, size, BUFFER,
                         "SQL*Net more data from client")
+        writes = WriteBehind(session, table, WRITE_SLOTS, "direct path write" if p.direct else "free buffer waits")
         while src.left > 0:
             n = yield from src.next_buffer()
             yield session.cpu(ipm * n / MB, SYS_SHARE)
             # direct: the server's asynchronous direct path write of the blocks it formatted; conventional: the
-            # array's blocks, which DBWR writes later (modelled at once, not waited for: no buffer cache here)
-            session.write_async(table, n)
+            # array's blocks, which DBWR writes behind the load (no buffer cache here: WRITE_SLOTS rounds of them)
+            yield from writes.write(n)
             if not p.direct:
                 yield from session.commit(n * REDO_PER_BYTE)
             self.done_bytes += n
+        if p.direct:
+            yield from writes.drain()   # the load is done once its blocks are in the datafiles

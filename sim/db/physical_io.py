@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import simpy
+
 from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS, LatchFamily
 
 
@@ -205,3 +207,43 @@ class ReadAhead:
         if self.left > 0:
             self._next = self.device.submit("read", min(self.buffer, self.left), self.position)
         return n
+
+
+class WriteBehind:
+    """One process's asynchronous writes to a device (a backup piece's output buffers, a direct load's
+    formatted blocks): it hands a write over and goes on working, with at most `slots` writes in flight.
+    With every slot taken, write() waits for one to complete; drain() waits for all of them, as a job must
+    before it is done. Oracle records such waits only then, under `event` (Oracle Database Reference 12.1,
+    C.3.43 'direct path write': "if the session has no free slot ... or at the end of the operation")."""
+
+    __slots__ = ("instance", "env", "device", "slots", "event", "in_flight", "_freed")
+
+    def __init__(self, session, device, slots: int, event: str):
+        self.instance, self.env, self.device = session.instance, session.env, device
+        self.slots, self.event = slots, event
+        self.in_flight = 0
+        self._freed: simpy.Event | None = None
+
+    def write(self, nbytes: float):
+        """Generator: issue one write (where the device puts it), first waiting for a free slot if none is."""
+        if self.in_flight >= self.slots:
+            yield from self._wait(lambda: self.in_flight < self.slots)
+        self.in_flight += 1
+        self.device.submit("write", nbytes).callbacks.append(self._done)
+
+    def drain(self):
+        """Generator: wait until every write issued has completed."""
+        if self.in_flight:
+            yield from self._wait(lambda: self.in_flight == 0)
+
+    def _wait(self, ready):
+        start = self.env.now
+        while not ready():
+            self._freed = simpy.Event(self.env)
+            yield self._freed
+        self.instance.waits.add(self.event, self.env.now - start)
+
+    def _done(self, _event) -> None:
+        self.in_flight -= 1
+        if self._freed is not None and not self._freed.triggered:
+            self._freed.succeed()

@@ -65,13 +65,6 @@ class Session:
         yield device.submit(kind, nbytes, offset)
         self.instance.waits.add(event_name, self.env.now - start)
 
-    def write_async(self, device, nbytes: float) -> None:
-        """An asynchronous write the session issues and does not wait for (a direct path write of blocks it
-        formatted, a backup piece's buffer). Oracle records a wait on such writes only when the session must make
-        sure they are complete: no free slot for another, or at the end (Oracle Database Reference 12.1, C.3.43
-        'direct path write'); with no slot limit here it never has to, so no wait is recorded."""
-        device.submit("write", nbytes)
-
     def control_file_transaction(self, writes: int, write_size: float, copies: int):
         """Generator: take the CF enqueue ('enq: CF - contention'), then `writes` synchronous writes of
         `write_size`, each to all `copies` of the control file at once ('control file parallel write')."""
