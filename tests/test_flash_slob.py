@@ -252,6 +252,8 @@ def test_calibrate_io_on_a_disk_volume_times_its_reads_and_obeys_littles_law():
         if lv["in_flight"] <= 16:       # one read per process (16 CPUs)
             assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.1)
     assert r.extra["iops"] == max(lv["iops"] for lv in levels if lv["latency_ms"] <= 20.0)
+    # the per-core figure beside the headline IOPS is of the same (max_iops), not of the mean over the levels
+    assert r.extra["iops_per_core"] == pytest.approx(r.extra["iops"] / 16) and r.extra["mean_iops"] < r.extra["iops"]
 
 
 class _UnitRng:

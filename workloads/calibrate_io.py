@@ -143,4 +143,6 @@ class Workload:
             "max_latency_ms": 1000.0 * self.params.max_latency,
             "level_table": self.levels,
         })
+        # per core as the headline: of max_iops (iops_per_db_cpu is reads per CPU second, the same at any level)
+        out["iops_per_core"] = out["iops"] / self.system.profile.cpu.cores
         return out
