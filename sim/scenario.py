@@ -194,6 +194,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     _refuse_a_batch_past_the_cap(data, spec, module, src)
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
+    _refuse_the_other_kernels_footprint(data, spec, profile, src)
     check_devices(spec.database, profile.storage.device_names(), src)
     check = getattr(module, "check_scenario", None)
     if check is not None:
@@ -375,6 +376,21 @@ def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str
         raise src.at("database").at("redo_log_groups").bad(
             db.redo_log_groups, "no database.redo_log_groups without database.redo_log_size: the groups only "
             "make a circle of logs of that size (give database.redo_log_size, or leave this key out)")
+
+
+def _refuse_the_other_kernels_footprint(data: dict, spec: ScenarioSpec, profile, src: Source) -> None:
+    """Where a profile gives the kernel's memory for each flavour (memory.kernel and kernel_64), a run
+    uses the one of its os.bits: a hardware what-if on the other would change nothing (sim/os/vm.py)."""
+    if profile.memory.kernel_64 is None:
+        return
+    unused = "kernel" if spec.os.bits == 64 else "kernel_64"
+    given, value = get_path(data, f"hardware.memory.{unused}")
+    if given:
+        used = "kernel_64" if unused == "kernel" else "kernel"
+        raise src.at(f"hardware.memory.{unused}").bad(
+            value, f"no hardware.memory.{unused} with os.bits {spec.os.bits}: this profile gives the {spec.os.bits}-bit "
+            f"kernel's memory as memory.{used} (set hardware.memory.{used}, or os.bits "
+            f"{32 if spec.os.bits == 64 else 64})")
 
 
 def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:

@@ -324,6 +324,20 @@ def test_a_bad_hardware_change_names_the_scenario_key(change, path, fragment):
     assert info.value.path == path and fragment in info.value.problem
 
 
+def test_the_kernel_footprint_of_the_other_os_flavour_is_refused_as_changing_nothing():
+    """The UE10000 gives Solaris's memory for each kernel (memory.kernel, kernel_64): a 64-bit run reads only
+    kernel_64, so a what-if on kernel had printed the same memory account as without it."""
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 6, "hardware.memory.kernel": "2000 MB"}, profile="ue10000", workload="tpcc")
+    assert info.value.path == "hardware.memory.kernel" and "memory.kernel_64" in info.value.problem
+    sc = scenario.load(None, {"users": 6, "hardware.memory.kernel_64": "2000 MB"}, profile="ue10000", workload="tpcc")
+    assert sc.profile.memory.kernel_64 == 2000 * 2**20
+    with pytest.raises(ConfigError) as info:
+        scenario.load(None, {"users": 6, "os.bits": 32, "database.oracle_bits": 32,
+                             "hardware.memory.kernel_64": "2000 MB"}, profile="ue10000", workload="tpcc")
+    assert info.value.path == "hardware.memory.kernel_64"
+
+
 def test_a_hardware_change_that_is_not_a_mapping_where_the_profile_has_one_is_refused():
     with pytest.raises(ConfigError) as info:
         scenario.load(None, {"users": 8, "hardware.memory": 5}, profile="t5220", workload="tpcc")
