@@ -252,6 +252,14 @@ class DatabaseWriter:
         """Seconds with writes in flight (or a batch being gathered) since the watch began."""
         return self._busy + (self.env.now - self._busy_from if self._busy_from is not None else 0.0)
 
+    def yet_to_write(self) -> bool:
+        """Whether the watch so far saw buffers dirtied but none of DBWR's writes end: it is waiting for a
+        batch's worth or its TIMEOUT, so its capacity, and whether it keeps up, is not known yet."""
+        if self._watched is None:
+            return False
+        _t0, dirtied0, written0 = self._w0
+        return self.dirtied_total > dirtied0 and self.written_total == written0
+
     def net_fill_rate(self) -> float | None:
         """The backlog's net fill rate g (buffers/s) over the watch so far: dirtied/s minus DBWR's
         capacity, its writes per second of busy time (None: not watched yet, or no time; 0 if DBWR

@@ -193,6 +193,11 @@ class Instance:
         if self.dbwr is not None:
             self.dbwr.watch(since)
 
+    def writer_unjudged(self) -> bool:
+        """Whether a watched DBWR has yet to write anything since the watch began (DatabaseWriter.yet_to_write):
+        settle_writer could not tell whether it keeps up."""
+        return self.dbwr is not None and self.dbwr.yet_to_write()
+
     def checkpoint_bound(self) -> float | None:
         """With log-switch checkpoints, the most buffers DBWR can leave unwritten before LGWR
         stops on a log whose checkpoint is incomplete: what is dirtied while the other
