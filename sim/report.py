@@ -152,6 +152,10 @@ def full(r: Result) -> str:
             notes = [f"  {n}: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s; "
                      f"svc_t and %b are the drives'" for n, d in r.devices.items()
                      if d["iops"] > 0 and abs(d.get("drive_ops_per_s", d["iops"]) / d["iops"] - 1.0) > 0.01]
+            # a controller's write-back cache that filled in the warm-up starts full (sim/hardware/write_cache.py)
+            notes += [f"  {k.split('.', 1)[1]}: its write-back cache filled at {v:.2f} MB/s in the warm-up, so the "
+                      "run starts it full (writes wait for destages)"
+                      for k, v in r.extra.items() if k.startswith("write_cache_fill_mb_per_s.")]
             parts.append("\n".join([text, *notes]))
     parts += [p for p in (_calibration(r.extra), _load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
     if r.core_utilisation:

@@ -104,26 +104,78 @@ def _until_the_writer_has_written(system: System) -> None:
         env.run(until=min(limit, env.now + 0.1))
 
 
-def _run_steady(system: System, workload, result: Result, progress) -> None:
-    env, spec = system.env, system.scenario.spec.run
-    max_time = spec.cap(batch=False)
-    if spec.settle_writer:
-        system.instance.watch_writer(spec.warmup / 2)
-    _advance(env, spec.warmup)   # run.warmup may be 0 s: no warm-up
-    if spec.settle_writer:
-        _until_the_writer_has_written(system)
-    skipped = system.instance.settle_writer() if spec.settle_writer else 0
-    if skipped:   # DBWR's backlog moved to its free-buffer limit: warm up again at it
-        result.extra["dbwr_backlog_skipped"] = skipped
+def _write_caches(system: System) -> list:
+    """The controllers' write-back caches of the system's volumes (sim/hardware/write_cache.py)."""
+    return [c for c in (getattr(d, "cache", None) for d in system.devices.values()) if c is not None]
+
+
+def _settle_caches(system: System, result: Result) -> bool:
+    """End the caches' watch; a cache that fills starts full (WriteBackCache.settle). True if any did."""
+    filled = {}
+    for name, dev in system.devices.items():
+        cache = getattr(dev, "cache", None)
+        if cache is not None and cache.settle() > 0.0:
+            filled[name] = (cache.fill_rate, cache.size)
+    for name, (rate, _size) in filled.items():
+        result.extra[f"write_cache_fill_mb_per_s.{name}"] = rate / 2**20
+    return bool(filled)
+
+
+def _settle_writer(system: System, result: Result) -> int:
+    """Judge the watched DBWR (once it has written) and move one behind to its free-buffer limit."""
+    _until_the_writer_has_written(system)
+    skipped = system.instance.settle_writer()
+    if skipped:
+        result.extra["dbwr_backlog_skipped"] = result.extra.get("dbwr_backlog_skipped", 0) + skipped
         result.extra["dbwr_net_fill_per_s"] = system.instance.dbwr.fill_rate
+    return skipped
+
+
+def _warm_up(system: System, result: Result) -> None:
+    """Run the warm-up, and with run.settle_writer start the writers where a long run has them: a
+    controller's write-back cache that fills starts full, then DBWR is judged at the pace that leaves it
+    (DBWR's backlog moved to its free-buffer limit where it is behind, sim/db/dbwr.py), then the checkpoint
+    timeout's writes start where DBWR keeps up; if those writes fill a cache, it starts full too and DBWR
+    is judged again. Each change is followed by a warm-up at it."""
+    env, spec = system.env, system.scenario.spec.run
+    caches = _write_caches(system) if spec.settle_writer else []
+
+    def watch_writers(caches_too: bool) -> None:
+        system.instance.watch_writer(env.now + spec.warmup / 2)
+        for cache in caches if caches_too else ():
+            cache.watch(env.now + spec.warmup / 2)
+
+    if spec.settle_writer:
+        watch_writers(True)
+    _advance(env, spec.warmup)   # run.warmup may be 0 s: no warm-up
+    skipped = 0
+    if spec.settle_writer:
+        if caches and _settle_caches(system, result):   # full now: DBWR is judged against its destage pace
+            watch_writers(False)
+            _advance(env, spec.warmup)
+        skipped = _settle_writer(system, result)
     # a DBWR that keeps up starts the timeout's checkpoint writes: warm up again with them (for at least
     # one PACE_WINDOW, the first of which applies them, so a warm-up shorter than it still sees them); a
     # DBWR found behind (catch_up's net fill rate above 0, whether or not it moved the backlog: one already
     # at its free-buffer limit adds nothing) keeps them held
     if system.instance.release_checkpoints(writer_behind=system.instance.writer_behind()):
-        env.run(until=env.now + max(spec.warmup, PACE_WINDOW))
+        for cache in caches:
+            cache.watch(env.now + PACE_WINDOW)   # from the first window that applies them
+        env.run(until=env.now + max(spec.warmup, PACE_WINDOW) + (PACE_WINDOW if caches else 0.0))
+        if caches and _settle_caches(system, result):   # their writes fill a cache: judge DBWR again at it
+            watch_writers(False)
+            _advance(env, spec.warmup)
+            if _settle_writer(system, result) or system.instance.writer_behind():
+                system.instance.hold_checkpoints()   # a DBWR behind keeps the timeout's writes held
+            _advance(env, spec.warmup)
     elif skipped:
         _advance(env, spec.warmup)
+
+
+def _run_steady(system: System, workload, result: Result, progress) -> None:
+    env, spec = system.env, system.scenario.spec.run
+    max_time = spec.cap(batch=False)
+    _warm_up(system, result)
     checkpoints = system.instance.cached_block_checkpoints
     if checkpoints is not None and checkpoints.timeout is not None:
         result.extra["checkpoint_timeout_held"] = checkpoints.held

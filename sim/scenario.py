@@ -65,11 +65,14 @@ class RunSpec:
                              "stop it only from 10: below that equal counts are chance)", default=10, minimum=2)
     target_half_width: float = param("stop when the 95% CI half-width of throughput is within this fraction",
                                      kind="fraction", default="1%", positive=True)
-    settle_writer: bool = param("at the end of the warm-up, a DBWR whose backlog filled over its second half (dirtied/s "
-                                "above its writes per busy second) starts at the free-buffer limit it is heading "
-                                "for, then the warm-up runs again (sim/db/dbwr.py, catch_up); the same test holds "
-                                "database.log_checkpoint_timeout's writes for a DBWR behind (false: they start "
-                                "after the warm-up; sim/db/checkpoint.py)", default=True)
+    settle_writer: bool = param("at the end of the warm-up, the writers start where a long run has them: a "
+                                "controller's write-back cache that filled (bytes in above its destage rate) starts "
+                                "full (sim/hardware/write_cache.py), and a DBWR whose backlog filled over the "
+                                "warm-up's second half (dirtied/s above its writes per busy second; the warm-up goes "
+                                "on until it has written) starts at the free-buffer limit it is heading for, each "
+                                "followed by another warm-up (sim/db/dbwr.py, catch_up; sim/run.py); the same test "
+                                "holds database.log_checkpoint_timeout's writes for a DBWR behind (false: none of "
+                                "this, and they start after the warm-up; sim/db/checkpoint.py)", default=True)
     max_time: float | None = param(
         "cap on simulated time: on the measured time of a steady run (omit: 120 s), on the whole of a batch job "
         "(omit: 30 days, a guard against a job that would never end: a job stops when its work is done)",

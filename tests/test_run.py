@@ -279,7 +279,9 @@ def test_device_figures_obey_the_utilisation_law_and_add_up_to_the_databases_io(
     r = run(sc)
     d = r.devices["data"]
     assert d["iops"] > 100
-    assert d["util_pct"] == pytest.approx(d["iops"] / 36 * d["avg_service_ms"] / 1000 * 100, rel=0.005)
+    # (to 1.5%: an I/O in service at the window's start or end counts its busy time in part, its completion whole
+    # or not at all)
+    assert d["util_pct"] == pytest.approx(d["iops"] / 36 * d["avg_service_ms"] / 1000 * 100, rel=0.015)
     assert d["mb_per_s"] == pytest.approx(d["iops"] * 2048 / 2**20, rel=1e-6)
     assert d["iops"] == pytest.approx(r.extra["physical_reads_per_s"] + r.extra["physical_writes_per_s"], rel=0.02)
     # Little's law: what is at the drives is at most the 6 users' reads and DBWR's 256 async writes

@@ -253,3 +253,36 @@ def test_a_write_larger_than_the_cache_goes_straight_to_the_drives():
     assert sum(d.ios for d in vol.disks) == 5
     env.run(vol.submit("write", 256 * KB, offset=32.0 * KB))
     assert sum(d.ios for d in vol.disks) == 5 + 14 and vol.cache.writes == 0
+
+
+def _paced_writer(env, vol, per_s: float) -> None:
+    """8 KB random writes arriving every 1/per_s s, not waiting for each other (a writer ahead of the cache)."""
+    def writer():
+        while True:
+            vol.submit("write", 8 * KB)
+            yield env.timeout(1.0 / per_s)
+    env.process(writer())
+
+
+def test_a_cache_that_fills_settles_full_and_one_that_keeps_up_is_left_alone():
+    """A steady state, not the fill: 5 RAID5 drives destage some 200 random 8 KB writes/s. Offered 400/s, a
+    64 MB cache fills at ~200 x 8 KB/s, minutes to full; the watch sees it, settle fills it at once with
+    stand-ins of the writes' size (free under one write), and the writes then wait for destages. Offered
+    50/s, the destager keeps up and idles: nothing is added."""
+    for rate, fills in ((400.0, True), (50.0, False)):
+        env = simpy.Environment()
+        vol = _volume(env, 64 * 2**20)
+        _paced_writer(env, vol, rate)
+        vol.cache.watch(1.0)
+        env.run(until=3.0)
+        g = vol.cache.net_fill_rate()
+        added = vol.cache.settle()
+        assert vol.cache.fill_rate == g
+        if fills:
+            assert 100 * 8 * KB < g < 400 * 8 * KB and added > 55 * 2**20
+            assert vol.cache.free < 8 * KB and len(vol.cache.dirty) > 7000
+            before = vol.cache.full_wait.max
+            env.run(until=4.0)
+            assert vol.cache.full_wait.max > before          # full: writes now wait for room
+        else:
+            assert g <= 0.0 and added == 0.0 and vol.cache.occupancy() < 0.01

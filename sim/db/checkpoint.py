@@ -86,10 +86,17 @@ class CachedBlockCheckpoints:
         self.log_switch: dict[str, tuple[float, float]] = (cache.dirty_writes(period=self.period)
                                                            if self.period is not None else {})
         self.held = True   # the timeout adds no writes until release()
+        self._apply: Callable[[dict], None] | None = None   # pace's: sets the writes per transaction
 
     def release(self) -> None:
         """Let the timeout's writes begin (from pace's next window)."""
         self.held = False
+
+    def hold(self) -> None:
+        """Stop the timeout's writes: back to the log switches' (or the evictions') alone, at once."""
+        self.held = True
+        if self._apply is not None:
+            self._apply(self.log_switch)
 
     def at_throughput(self, per_s: float) -> dict[str, tuple[float, float]] | None:
         """With a timeout, the (evicted, checkpointed) writes per transaction per segment at `per_s`
@@ -105,6 +112,7 @@ class CachedBlockCheckpoints:
         the workload's count of transactions since the start) sets how many transactions the
         timeout spans, and `apply` gets the writes per transaction per segment (until release() and
         its next window ends the timeout adds no writes; log-switch writes apply from the start)."""
+        self._apply = apply
         last = finished()
         while True:
             yield env.timeout(PACE_WINDOW)

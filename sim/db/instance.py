@@ -240,6 +240,13 @@ class Instance:
         ck.release()
         return True
 
+    def hold_checkpoints(self) -> None:
+        """Hold the timeout's checkpoint writes again: DBWR, found keeping up, fell behind once they
+        filled a controller's write cache (sim/run.py)."""
+        ck = self.cached_block_checkpoints
+        if ck is not None and ck.timeout is not None:
+            ck.hold()
+
     def reset_stats(self) -> None:
         self.waits.reset()
         self.lgwr.reset_stats()

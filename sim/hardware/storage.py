@@ -309,11 +309,22 @@ class Volume:
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
                through: bool = False) -> simpy.Event:
         """An I/O at an offset into the volume (None: a random one). With a write-back cache a
-        write lands in the cache; `through` is the cache's destage."""
+        write lands in the cache; `through` is the cache's destage. Counted as iostat counts, when it
+        completes (the host's I/O: a destage is the drives')."""
+        ev = self._submit(kind, nbytes, offset, sequential, through)
+        if not (through and kind == "write" and self.cache is not None):
+            if ev.callbacks is None:   # (done already)
+                self._completed(nbytes)
+            else:
+                ev.callbacks.append(lambda _e: self._completed(nbytes))
+        return ev
+
+    def _completed(self, nbytes: float) -> None:
+        self.ios += 1
+        self.bytes += nbytes
+
+    def _submit(self, kind: str, nbytes: float, offset: float | None, sequential: bool, through: bool) -> simpy.Event:
         caching = kind == "write" and self.cache is not None
-        if not (caching and through):
-            self.ios += 1
-            self.bytes += nbytes
         located = offset is not None or sequential
         if offset is None:
             offset = self._append(nbytes) if sequential else self.random_offset(nbytes)

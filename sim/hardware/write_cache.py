@@ -18,6 +18,14 @@ computed at destage); a write larger than the whole cache goes straight through.
 
 DESTAGE_PER_DRIVE = 2 (estimate): enough tagged commands queued per drive that it never idles
 between two destages, few enough to leave reads a short queue.
+
+A steady state, not the fill (`watch` then `settle`): a cache that fills more slowly than a run's
+warm-up (512 MB at a net 1-3 MB/s takes minutes) acknowledges every write at bus speed through a
+short run and then, full, at the destage rate: the run would report the fill, a transient. Over
+the watch the cache fills at the rate it accepts bytes less its destage capacity (bytes destaged per
+second with destages in flight); where that is positive it would fill whatever the run's length,
+and `settle` fills it at once with stand-in writes (random places on the volume, of the watch's
+mean write size), destaged like any others: only the time to get there is skipped.
 """
 
 from __future__ import annotations
@@ -47,6 +55,12 @@ class WriteBackCache:
         self._seq = 0
         self.writes = self.destages = 0
         self.full_wait = Mean()               # time a write waited for room (every write, 0 if none)
+        self.accepted_total = self.destaged_total = 0.0   # bytes ever taken in and destaged (never reset)
+        self.fill_rate: float | None = None   # net fill rate (bytes/s) the last settle saw
+        self._watch_from: float | None = None
+        self._w0: tuple | None = None         # (time, accepted, destaged, writes) when the watch began
+        self._busy = 0.0                      # seconds with destages in flight since then
+        self._busy_from: float | None = None
 
     def write(self, nbytes: float, offset: float, sequential: bool) -> simpy.Event:
         """Accept a write at `offset` into the volume; the event fires when it is acknowledged."""
@@ -54,6 +68,9 @@ class WriteBackCache:
             return self.volume.submit("write", nbytes, offset, sequential, through=True)
         done = simpy.Event(self.env)
         self.writes += 1
+        if self._w0 is None and self._watch_from is not None and self.env.now >= self._watch_from:
+            self._w0 = (self.env.now, self.accepted_total, self.destaged_total, self.writes - 1)
+            self._busy, self._busy_from = 0.0, (self.env.now if self.in_flight else None)
         if not self.waiting and nbytes <= self.free:
             self.full_wait.add(0.0)
             self._accept(nbytes, offset, sequential, done)
@@ -67,6 +84,7 @@ class WriteBackCache:
 
     def _accept(self, nbytes: float, offset: float, sequential: bool, done: simpy.Event) -> None:
         self.free -= nbytes
+        self.accepted_total += nbytes
         ack = self.env.timeout(self.overhead)
 
         def landed(_e=None):
@@ -92,6 +110,8 @@ class WriteBackCache:
                 offset, _, nbytes = self.dirty.pop(i if i < len(self.dirty) else 0)
                 self.cursor = offset
                 sequential = False
+            if self.in_flight == 0 and self._w0 is not None:
+                self._busy_from = self.env.now
             self.in_flight += 1
             ev = self.volume.submit("write", nbytes, offset, sequential, through=True)
             ev.callbacks.append(lambda _e, n=nbytes: self._destaged(n))
@@ -100,11 +120,53 @@ class WriteBackCache:
         self.in_flight -= 1
         self.destages += 1
         self.free += nbytes
+        self.destaged_total += nbytes
+        if self.in_flight == 0 and self._busy_from is not None:
+            self._busy += self.env.now - self._busy_from
+            self._busy_from = None
         while self.waiting and self.waiting[0][0] <= self.free:
             n, offset, sequential, done, since = self.waiting.popleft()
             self.full_wait.add(self.env.now - since)
             self._accept(n, offset, sequential, done)
         self._destage()
+
+    def watch(self, since: float) -> None:
+        """Watch the fill from time `since` on, for settle (no event is scheduled)."""
+        self._watch_from, self._w0, self._busy_from = since, None, None
+
+    def net_fill_rate(self) -> float | None:
+        """Bytes/s the cache fills at over the watch so far: taken in, less the destage capacity (bytes
+        destaged per second with destages in flight; None: no watch or no write yet, 0: never busy)."""
+        if self._w0 is None or self.env.now <= self._w0[0]:
+            return None
+        t0, accepted0, destaged0, _ = self._w0
+        span = self.env.now - t0
+        busy = self._busy + (self.env.now - self._busy_from if self._busy_from is not None else 0.0)
+        if busy <= 0.0:
+            return 0.0
+        return ((self.accepted_total - accepted0) - (self.destaged_total - destaged0) * span / busy) / span
+
+    def settle(self) -> float:
+        """End the watch; if the cache fills (net_fill_rate > 0), fill it now with stand-in writes of the
+        watch's mean size at random places, in C-LOOK order with what is dirty. Returns the bytes added."""
+        g = self.fill_rate = self.net_fill_rate()
+        w0, self._watch_from, self._w0, self._busy_from = self._w0, None, None, None
+        writes = self.writes - w0[3] if w0 is not None else 0
+        if g is None or g <= 0.0 or writes <= 0 or self.waiting:
+            return 0.0
+        size = (self.accepted_total - w0[1]) / writes
+        n = int(self.free // size)
+        if n <= 0:
+            return 0.0
+        stand_ins = []
+        for _ in range(n):
+            self._seq += 1
+            stand_ins.append((self.volume.random_offset(size), self._seq, size))
+        self.dirty = sorted(self.dirty + stand_ins)
+        self.free -= n * size
+        self.accepted_total += n * size
+        self._destage()
+        return n * size
 
     def reset_stats(self) -> None:
         self.writes = self.destages = 0
