@@ -104,6 +104,16 @@ def _until_the_writer_has_written(system: System) -> None:
         env.run(until=min(limit, env.now + 0.1))
 
 
+def precise_enough(batches: list[float], min_batches: int, target: float) -> bool:
+    """The stopping rule: at least min_batches batch means, and a 95% half-width within `target` of their mean.
+    Equal counts in a few short batches are chance, not precision: a zero half-width stops only from 10."""
+    if len(batches) < min_batches:
+        return False
+    mean = sum(batches) / len(batches)
+    hw = batch_means_halfwidth(batches)
+    return mean > 0 and hw / mean <= target and (hw > 0 or len(batches) >= _SURE_OF_ZERO)
+
+
 def _write_caches(system: System) -> list:
     """The controllers' write-back caches of the system's volumes (sim/hardware/write_cache.py)."""
     return [c for c in (getattr(d, "cache", None) for d in system.devices.values()) if c is not None]
@@ -191,12 +201,8 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
         measured = env.now - start
         if progress:
             progress(min(1.0, measured / max_time))
-        if len(batches) >= spec.min_batches:
-            mean = sum(batches) / len(batches)
-            hw = batch_means_halfwidth(batches)
-            # equal counts in a few short batches are chance, not precision: a zero half-width stops only from 10
-            if mean > 0 and hw / mean <= spec.target_half_width and (hw > 0 or len(batches) >= _SURE_OF_ZERO):
-                break
+        if precise_enough(batches, spec.min_batches, spec.target_half_width):
+            break
         if measured >= max_time - 1e-9:
             break
     span = env.now - start
