@@ -115,20 +115,33 @@ def precise_enough(batches: list[float], min_batches: int, target: float) -> boo
 
 
 def _write_caches(system: System) -> list:
-    """The controllers' write-back caches of the system's volumes (sim/hardware/write_cache.py)."""
-    return [c for c in (getattr(d, "cache", None) for d in system.devices.values()) if c is not None]
+    """(device, cache) of the controllers' write-back caches of the system's volumes (sim/hardware/write_cache.py)."""
+    return [(name, dev.cache) for name, dev in system.devices.items() if getattr(dev, "cache", None) is not None]
 
 
-def _settle_caches(system: System, result: Result) -> bool:
-    """End the caches' watch; a cache that fills starts full (WriteBackCache.settle). True if any did."""
-    filled = {}
-    for name, dev in system.devices.items():
-        cache = getattr(dev, "cache", None)
-        if cache is not None and cache.settle() > 0.0:
-            filled[name] = (cache.fill_rate, cache.size)
-    for name, (rate, _size) in filled.items():
-        result.extra[f"write_cache_fill_mb_per_s.{name}"] = rate / 2**20
-    return bool(filled)
+def _fill_caches(system: System, result: Result, caches: list, warmup: float) -> list:
+    """End the caches' watch and fill those filling (WriteBackCache.settle); then warm up watching them and
+    DBWR: a filled cache whose writes stop waiting for room is draining to a level part full and takes
+    its stand-ins back (unfill; DBWR is then watched again, over one more warm-up). The caches left full."""
+    env = system.env
+    filled = [(name, c) for name, c in caches if c.settle() > 0.0]
+    if not filled:
+        return []
+    for _name, c in filled:
+        c.watch(env.now)
+    system.instance.watch_writer(env.now)
+    _advance(env, warmup)
+    kept = []
+    for name, c in filled:
+        if c.stays_full():
+            kept.append((name, c))
+            result.extra[f"write_cache_fill_mb_per_s.{name}"] = c.fill_rate / 2**20
+        else:
+            c.unfill()
+    if len(kept) < len(filled):   # DBWR's watch saw a cache that is no longer full: watch it afresh
+        system.instance.watch_writer(env.now + warmup / 2)
+        _advance(env, warmup)
+    return kept
 
 
 def _settle_writer(system: System, result: Result) -> int:
@@ -136,48 +149,50 @@ def _settle_writer(system: System, result: Result) -> int:
     _until_the_writer_has_written(system)
     skipped = system.instance.settle_writer()
     if skipped:
-        result.extra["dbwr_backlog_skipped"] = result.extra.get("dbwr_backlog_skipped", 0) + skipped
+        result.extra["dbwr_backlog_skipped"] = skipped
         result.extra["dbwr_net_fill_per_s"] = system.instance.dbwr.fill_rate
     return skipped
 
 
 def _warm_up(system: System, result: Result) -> None:
     """Run the warm-up, and with run.settle_writer start the writers where a long run has them: a
-    controller's write-back cache that fills starts full, then DBWR is judged at the pace that leaves it
-    (DBWR's backlog moved to its free-buffer limit where it is behind, sim/db/dbwr.py), then the checkpoint
-    timeout's writes start where DBWR keeps up; if those writes fill a cache, it starts full too and DBWR
-    is judged again. Each change is followed by a warm-up at it."""
+    controller's write-back cache that fills starts full (_fill_caches), then DBWR is judged at the pace
+    that leaves it (one behind starts at its free-buffer limit, sim/db/dbwr.py), then the checkpoint
+    timeout's writes start where DBWR keeps up. Where a cache is full with them, DBWR is judged again; if
+    they put it behind, they are held after all (and a cache filled with them takes its stand-ins back).
+    Each change is followed by a warm-up at it."""
     env, spec = system.env, system.scenario.spec.run
     caches = _write_caches(system) if spec.settle_writer else []
-
-    def watch_writers(caches_too: bool) -> None:
+    if spec.settle_writer:
         system.instance.watch_writer(env.now + spec.warmup / 2)
-        for cache in caches if caches_too else ():
-            cache.watch(env.now + spec.warmup / 2)
-
-    if spec.settle_writer:
-        watch_writers(True)
+        for _name, c in caches:
+            c.watch(env.now + spec.warmup / 2)
     _advance(env, spec.warmup)   # run.warmup may be 0 s: no warm-up
-    skipped = 0
+    skipped, full = 0, []
     if spec.settle_writer:
-        if caches and _settle_caches(system, result):   # full now: DBWR is judged against its destage pace
-            watch_writers(False)
-            _advance(env, spec.warmup)
+        full = _fill_caches(system, result, caches, spec.warmup) if caches else []
         skipped = _settle_writer(system, result)
     # a DBWR that keeps up starts the timeout's checkpoint writes: warm up again with them (for at least
     # one PACE_WINDOW, the first of which applies them, so a warm-up shorter than it still sees them); a
     # DBWR found behind (catch_up's net fill rate above 0, whether or not it moved the backlog: one already
     # at its free-buffer limit adds nothing) keeps them held
     if system.instance.release_checkpoints(writer_behind=system.instance.writer_behind()):
-        for cache in caches:
-            cache.watch(env.now + PACE_WINDOW)   # from the first window that applies them
+        if caches:   # watched from the first window that applies the timeout's writes
+            system.instance.watch_writer(env.now + PACE_WINDOW)
+            for _name, c in caches:
+                c.watch(env.now + PACE_WINDOW)
         env.run(until=env.now + max(spec.warmup, PACE_WINDOW) + (PACE_WINDOW if caches else 0.0))
-        if caches and _settle_caches(system, result):   # their writes fill a cache: judge DBWR again at it
-            watch_writers(False)
-            _advance(env, spec.warmup)
-            if _settle_writer(system, result) or system.instance.writer_behind():
-                system.instance.hold_checkpoints()   # a DBWR behind keeps the timeout's writes held
-            _advance(env, spec.warmup)
+        if caches:
+            filled = _fill_caches(system, result, caches, spec.warmup)
+            if filled or full:   # DBWR at a full cache's pace, with the timeout's writes
+                _until_the_writer_has_written(system)
+                if system.instance.writer_fill_rate() > 0.0:   # behind: the timeout's writes stay held
+                    system.instance.hold_checkpoints()
+                    for name, c in filled:
+                        c.unfill()
+                        result.extra.pop(f"write_cache_fill_mb_per_s.{name}", None)
+                    _advance(env, spec.warmup)
+            system.instance.unwatch_writer()
     elif skipped:
         _advance(env, spec.warmup)
 

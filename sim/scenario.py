@@ -193,7 +193,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
     _refuse_unused_settings(data, spec, params, src)
-    _refuse_unused_run_keys(data, spec, module, src)
+    _refuse_unused_run_keys(data, spec, module, profile, src)
     _refuse_a_batch_past_the_cap(data, spec, module, src)
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
@@ -296,10 +296,15 @@ def _has_dbwr(spec: ScenarioSpec, uses: tuple[str, ...]) -> bool:
     return "datafiles" in uses and spec.database.db_cache is not None
 
 
-def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, src: Source) -> None:
+def _has_write_cache(profile) -> bool:
+    """Whether a disk group of the profile sits behind a controller's write-back cache (write_cache_size)."""
+    return any(g.write_cache_size is not None for g in profile.storage.disk_groups.values())
+
+
+def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, profile, src: Source) -> None:
     """A run setting the run never reads would change nothing: refused (a value equal to the default,
     as `oltpsim settings` lists it, is no change). A batch job reads only run.seed and run.max_time;
-    run.settle_writer acts only on a DBWR."""
+    run.settle_writer acts only on a DBWR and on a controller's write-back cache."""
     steady = module.Workload.kind == "steady"
     for key in STEADY_RUN_KEYS:
         given, value = get_path(data, key)
@@ -310,13 +315,14 @@ def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, src: So
                 value, f"no {key} for workload {spec.workload}, a batch job: it runs to its end or run.max_time, "
                 "with no warm-up or batches, so the setting would change nothing; leave it out. The run settings "
                 f"{spec.workload} reads: run.seed, run.max_time")
-        if key == "run.settle_writer" and not _has_dbwr(spec, module.USES):
+        if key == "run.settle_writer" and not _has_dbwr(spec, module.USES) and not _has_write_cache(profile):
             why = ("no database.db_cache: the data is all cached" if "datafiles" in module.USES
                    else f"workload {spec.workload} writes no datafile through DBWR")
             raise src.at(key).bad(
-                value, f"no {key} here ({why}): it acts only on a DBWR that falls behind in the warm-up, so "
-                "it would change nothing; leave it out" + (", or give database.db_cache"
-                                                           if "datafiles" in module.USES else ""))
+                value, f"no {key} here ({why}, and profile {profile.name} has no controller write-back cache): it "
+                "acts only on a DBWR that falls behind in the warm-up and on a write cache that fills, so it "
+                "would change nothing; leave it out" + (", or give database.db_cache"
+                                                        if "datafiles" in module.USES else ""))
 
 
 def _refuse_a_batch_past_the_cap(data: dict, spec: ScenarioSpec, module: Any, src: Source) -> None:

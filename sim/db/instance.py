@@ -193,6 +193,15 @@ class Instance:
         if self.dbwr is not None:
             self.dbwr.watch(since)
 
+    def unwatch_writer(self) -> None:
+        if self.dbwr is not None:
+            self.dbwr.unwatch()
+
+    def writer_fill_rate(self) -> float:
+        """The watched DBWR's backlog's net fill rate so far (DatabaseWriter.net_fill_rate; 0 if unknown)."""
+        g = self.dbwr.net_fill_rate() if self.dbwr is not None else None
+        return g if g is not None else 0.0
+
     def writer_unjudged(self) -> bool:
         """Whether a watched DBWR has yet to write anything since the watch began (DatabaseWriter.yet_to_write):
         settle_writer could not tell whether it keeps up."""
