@@ -390,7 +390,7 @@ def _where(exc: yaml.YAMLError, text: str) -> str:
 
 def _problem(exc: yaml.YAMLError) -> str:
     if isinstance(exc, yaml.reader.ReaderError) and isinstance(exc.character, int):   # the reader gives its code
-        return f"character U+{exc.character:04X} is not allowed in YAML (a control character: {exc.reason})"
+        return f"character U+{exc.character:04X} is not allowed in YAML ({exc.reason})"
     return getattr(exc, "problem", None) or str(exc)
 
 

@@ -394,7 +394,8 @@ def _refuse_the_other_kernels_footprint(data: dict, spec: ScenarioSpec, profile,
         return
     unused = "kernel" if spec.os.bits == 64 else "kernel_64"
     given, value = get_path(data, f"hardware.memory.{unused}")
-    if given:
+    # (the profile's own value written out is no change)
+    if given and getattr(profile.memory, unused) != getattr(open_profile(spec.profile).memory, unused):
         used = "kernel_64" if unused == "kernel" else "kernel"
         raise src.at(f"hardware.memory.{unused}").bad(
             value, f"no hardware.memory.{unused} with os.bits {spec.os.bits}: this profile gives the {spec.os.bits}-bit "

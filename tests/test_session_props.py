@@ -191,6 +191,28 @@ def test_writes_behind_wait_only_for_a_free_slot_and_at_the_drain():
     assert env.now == pytest.approx(1.009)
 
 
+def test_writes_behind_shared_by_two_processes_wake_both():
+    """One slot, two processes each writing twice (4 ms a write) then draining: every write is issued in
+    turn as the slot frees and none is lost; both finish (a single wake-up event had left one waiting for
+    ever): the first when its writes are done and none is in flight, the other after its own."""
+    from sim.db.physical_io import WriteBehind
+    env, inst, s = _instance()
+    dev = _Device(env, 0.004)
+    out = WriteBehind(s, dev, 1, "direct path write")
+    done = []
+
+    def writer(name):
+        for _ in range(2):
+            yield from out.write(1e6)
+        yield from out.drain()
+        done.append((name, round(env.now, 9)))
+    env.process(writer("a"))
+    env.process(writer("b"))
+    env.run()
+    assert len(dev.requests) == 4 and [round(t, 9) for *_, t in dev.requests] == [0.0, 0.004, 0.008, 0.012]
+    assert done == [("a", 0.008), ("b", 0.016)]
+
+
 def test_control_file_transactions_queue_for_the_cf_enqueue():
     # two sessions at once, 3 writes of 16 KB to 2 copies each (2 ms, the copies in parallel): the second
     # waits 6 ms for the enqueue, then writes for 6 ms

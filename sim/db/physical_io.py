@@ -216,13 +216,13 @@ class WriteBehind:
     before it is done. Oracle records such waits only then, under `event` (Oracle Database Reference 12.1,
     C.3.43 'direct path write': "if the session has no free slot ... or at the end of the operation")."""
 
-    __slots__ = ("instance", "env", "device", "slots", "event", "in_flight", "_freed")
+    __slots__ = ("instance", "env", "device", "slots", "event", "in_flight", "_waiters")
 
     def __init__(self, session, device, slots: int, event: str):
         self.instance, self.env, self.device = session.instance, session.env, device
         self.slots, self.event = slots, event
         self.in_flight = 0
-        self._freed: simpy.Event | None = None
+        self._waiters: list[simpy.Event] = []   # woken at each completion, each to look again
 
     def write(self, nbytes: float):
         """Generator: issue one write (where the device puts it), first waiting for a free slot if none is."""
@@ -239,11 +239,13 @@ class WriteBehind:
     def _wait(self, ready):
         start = self.env.now
         while not ready():
-            self._freed = simpy.Event(self.env)
-            yield self._freed
+            woken = simpy.Event(self.env)
+            self._waiters.append(woken)
+            yield woken
         self.instance.waits.add(self.event, self.env.now - start)
 
     def _done(self, _event) -> None:
         self.in_flight -= 1
-        if self._freed is not None and not self._freed.triggered:
-            self._freed.succeed()
+        waiters, self._waiters = self._waiters, []
+        for woken in waiters:
+            woken.succeed()
