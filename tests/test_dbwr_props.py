@@ -227,3 +227,27 @@ def test_the_next_batch_is_gathered_once_the_last_is_issued_without_waiting_for_
     env.run(until=1000.0)
     assert dbwr.written_total == 2 * WRITE_BATCH
     assert max(files.ended) == pytest.approx(0.0001 + 2 * WRITE_BATCH // 4 * W)   # never a slot left empty
+
+
+class _SlowCpu:
+    """DBWR's own work at 1 us an instruction: a 512-buffer batch (5,000 instructions a buffer) takes 2.56 s."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, instructions, sys_share=0.0):
+        return self.env.timeout(instructions * 1e-6)
+
+
+def test_dbwr_is_busy_while_it_gathers_even_when_its_last_write_ends_meanwhile():
+    """Two batches' worth dirty at once, 4 writes in flight, each batch 2.56 s of gathering: the first
+    batch's writes end during the second's gathering. DBWR is busy throughout (gathering, then writing),
+    so its busy time over the watch is the whole span: a write ending mid-gather had stopped the clock."""
+    env = simpy.Environment()
+    files, waits = _Files(env), WaitEvents()
+    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 100_000, True, 0, waits, 4)
+    dbwr.watch(0.0)
+    env.run(until=0.0001)
+    dbwr.dirty(2 * WRITE_BATCH)
+    env.run(until=4.0)                  # gathering batch 2 from ~2.56 s; batch 1's last write ends at ~3.84 s
+    assert dbwr.busy_time() == pytest.approx(4.0 - 0.0001, rel=1e-6)

@@ -109,6 +109,7 @@ class DatabaseWriter:
         self._recent_next = 0                  # where the next one goes once RECENT are kept
         self._replayed = 0                     # the next of them a stand-in buffer takes (_replay)
         self.fill_rate: float | None = None    # net fill rate g (buffers/s) the last catch_up saw
+        self._gathering = False                # gathering a batch (busy, writes in flight or not)
         env.process(self._run())
 
     def dirty(self, n: int, files: tuple[int, int] | None = None, checkpoint: bool = False) -> None:
@@ -173,7 +174,9 @@ class DatabaseWriter:
             if self._watched is not None and self._busy_from is None:
                 self._busy_from = env.now   # busy from gathering the batch on
             n = min(self.pending, WRITE_BATCH)   # a backlog goes out batch by batch, never as one
+            self._gathering = True
             yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
+            self._gathering = False
             self.pending -= n
             self.batch_left += n
             self.order.extend(self._batch_files(n))
@@ -234,7 +237,7 @@ class DatabaseWriter:
         if self.progress is not None and not self.progress.triggered:
             self.progress.succeed()
         self._issue()
-        if not self.in_flight and self._busy_from is not None:   # DBWR idle: its busy time so far
+        if not self.in_flight and not self._gathering and self._busy_from is not None:   # DBWR idle: its busy time
             self._busy += self.env.now - self._busy_from
             self._busy_from = None
         if self.freed is not None and not self.freed.triggered and self.unwritten <= self.limit:
