@@ -64,7 +64,8 @@ class WriteBackCache:
         self.full_wait = Mean()               # time a write waited for room (every write, 0 if none)
         # the steady-state start (settle): totals never reset, and the watch's starting point and saturated time
         self.accepted_total = self.destaged_total = 0.0   # bytes taken in and destaged
-        self.random_bytes, self.random_writes, self.waited = 0.0, 0, 0   # random writes taken in; writes that waited
+        self.random_bytes, self.random_writes = 0.0, 0   # random writes taken in
+        self.writes_total = self.waited = 0   # writes asked for, and of them those that waited for room
         self.fill_rate: float | None = None   # net fill rate (bytes/s) the last settle saw
         self._watch_from: float | None = None
         self._w0: tuple | None = None         # (time, accepted, destaged, writes, random bytes, random writes, waited)
@@ -78,9 +79,10 @@ class WriteBackCache:
         done = simpy.Event(self.env)
         self.writes += 1
         if self._w0 is None and self._watch_from is not None and self.env.now >= self._watch_from:
-            self._w0 = (self.env.now, self.accepted_total, self.destaged_total, self.writes - 1, self.random_bytes,
+            self._w0 = (self.env.now, self.accepted_total, self.destaged_total, self.writes_total, self.random_bytes,
                         self.random_writes, self.waited)
             self._sat, self._sat_from = 0.0, (self.env.now if self.in_flight >= self.depth else None)
+        self.writes_total += 1
         if not self.waiting and nbytes <= self.free:
             self.full_wait.add(0.0)
             self._accept(nbytes, offset, sequential, done)
@@ -195,7 +197,7 @@ class WriteBackCache:
         """End the watch: whether most writes since it began waited for room (the cache stays full). Where
         they did not, it got room faster than writes came: it is draining to a level part full."""
         w0 = self._end_watch()
-        writes = self.writes - w0[3] if w0 is not None else 0
+        writes = self.writes_total - w0[3] if w0 is not None else 0
         return writes > 0 and self.waited - w0[6] > writes / 2
 
     def unfill(self) -> float:
