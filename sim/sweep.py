@@ -18,8 +18,8 @@ The output folder holds:
 
     points.jsonl     one JSON line per finished run (point x replication), flushed and fsynced
                      as it finishes. Started again with the same arguments, a sweep skips the
-                     runs found here (keyed by a hash of the resolved inputs and the
-                     replication) and completes the rest.
+                     runs found here (keyed by a hash of the resolved inputs, the
+                     replication and the model's code) and completes the rest.
     results.csv      one row per run: the varied settings, every input (in.*), every output;
     results.parquet  the same table, typed.
     summary.csv      one row per point: mean and 95% half-width across replications.
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import hashlib
 import io
 import itertools
@@ -155,6 +156,20 @@ def _canonical(sc: Scenario) -> dict:
     return {"scenario": spec, "profile": dataclasses.asdict(sc.profile)}
 
 
+@functools.lru_cache(maxsize=1)
+def model_fingerprint() -> str:
+    """A hash of the model's code (every source file of sim/ and workloads/): part of a run's key, so that a
+    sweep started again reuses only the runs the same model made; after a change of the code, every run is
+    made again (a finished run of an older model would have been taken as this one's)."""
+    digest = hashlib.sha256()
+    for package in (sys.modules["sim"], workloads):
+        root = Path(package.__file__).parent
+        for f in sorted(root.rglob("*.py")):
+            digest.update(f.relative_to(root).as_posix().encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _hash(obj: Any) -> str:
     text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -177,16 +192,18 @@ def plan(base: dict, source: str, points: list[dict], replications: int) -> list
         except OltpsimError as exc:
             checked.append((settings, data, None, exc))
     _refuse_bad_input(checked)
+    model = model_fingerprint()
     runs = []
     for r in range(replications):
         for i, (settings, data, sc, exc) in enumerate(checked):
             if sc is None:
-                runs.append(Run(i, r, settings, _hash({"refused": data, "replication": r}), None, str(exc)))
+                runs.append(Run(i, r, settings, _hash({"refused": data, "replication": r, "model": model}), None,
+                                str(exc)))
                 continue
             seed = replication_seed(sc.spec.run.seed, r)
             sc = dataclasses.replace(sc, spec=dataclasses.replace(
                 sc.spec, run=dataclasses.replace(sc.spec.run, seed=seed)))
-            runs.append(Run(i, r, settings, _hash({**_canonical(sc), "replication": r}), sc))
+            runs.append(Run(i, r, settings, _hash({**_canonical(sc), "replication": r, "model": model}), sc))
     first: dict[str, Run] = {}
     for run in runs:   # one scenario twice ('100MB' and '100 MB') ran twice and kept one point's row for both
         other = first.setdefault(run.key, run)

@@ -134,6 +134,16 @@ def test_a_second_call_reuses_every_finished_run(grid):
     pd.testing.assert_frame_equal(again.table, grid.table)
 
 
+def test_a_changed_model_makes_every_run_again(grid, monkeypatch):
+    """A run is reused only by the model that made it: the key holds a hash of the code (notebook 7's sweep had
+    reused runs of the model of hours before, its table stale)."""
+    assert sw.model_fingerprint() == sw.model_fingerprint() and len(sw.model_fingerprint()) == 16
+    monkeypatch.setattr(sw, "model_fingerprint", lambda: "another model")
+    again = sw.sweep(BASE, vary={"users": [2, 8], "name": ["a", "b"]}, replications=2, out=grid.out,
+                     executor="serial", progress=False)
+    assert again.computed == 8 and again.reused == 0
+
+
 def test_a_partial_last_line_from_a_kill_is_cut_and_the_rest_kept(tmp_path):
     path = tmp_path / "points.jsonl"
     path.write_text('{"key": "a", "n": 1}\n{"key": "b", "n": 2}\n{"key": "c", "n"')
