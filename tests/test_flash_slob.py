@@ -157,8 +157,9 @@ def test_slob_runs_on_any_profile_and_commits_updates():
                  "run.min_batches": "60"})   # the whole 3 s
     assert r.status == "ok" and r.extra["iops"] > 0
     assert any(e["event"] == "log file sync" for e in r.top_events)
-    # the changed blocks leave the cache dirty and DBWR writes them (in batches of up to 512: lumpy in 3 s)
-    assert 0 < r.extra["physical_writes_per_s"] <= 0.5 * r.throughput_per_s * 1.1
+    # the changed blocks leave the cache dirty and DBWR writes them, in batches of up to 512: at most the
+    # updates' blocks and one batch from the warm-up (which goes on until DBWR has written, sim/run.py)
+    assert 0 < r.extra["physical_writes_per_s"] <= 0.5 * r.throughput_per_s + 512 / r.measured_time
     assert r.extra["physical_reads_per_s"] == pytest.approx(r.extra["iops"], rel=0.01)
     assert r.extra["disk_reads_per_s"] == r.extra["physical_reads_per_s"]
 
