@@ -223,11 +223,15 @@ class Capacity:
                     f"{'; '.join(self.past.broke)}.")
             # a lower bound (tpm >= X) broken at the start may be met at more load: the search, made for figures
             # that worsen as the load grows, never looks there; say so rather than claim no load meets it
-            low = [lim.text for lim in self.limits if lim.op in (">", ">=") and self.past.row.get("status") == "ok"
-                   and not lim.holds(self.past.row)]
+            # so may any limit of a batch job, which more channels, sessions or DOP speed up (its elapsed falls)
+            row = self.past.row
+            batch = "workload" in row and workloads.get(row["workload"]).Workload.kind != "steady"
+            low = [lim.text for lim in self.limits if (lim.op in (">", ">=") or batch) and row.get("status") == "ok"
+                   and not lim.holds(row)]
             if low:
-                text += (f" {' and '.join(low)} may be met at a larger {self.setting}: the search only grows the load "
-                         "from --from while the limits are met; give a --from that meets them.")
+                why = f"a batch job may run faster with more {self.setting}, and " if batch else ""
+                text += (f" {' and '.join(low)} may be met at a larger {self.setting}: {why}the search only grows the "
+                         "load from --from while the limits are met; give a --from that meets them.")
             return text
         text = f"Capacity: {self.setting}={self.best.value}"
         shown = self.metric_shown(self.best.row)

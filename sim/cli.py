@@ -231,6 +231,8 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if m not in res.table:
         raise OltpsimError(f"--metric {m}: no such figure{suggest(m, res.table.columns)}; the results are saved in "
                            f"{res.out} (columns of results.csv)")
+    if m != res.metric:   # the summary file holds the figure asked for too
+        sw.write_summary(res, m)
     summ = res.summary([m])
     rows = []
     for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)

@@ -251,8 +251,16 @@ def select(ids: list[str] | str | None = None, quick: bool = False) -> list[Expe
                            "experiment's id, or two files of one id); give each experiment its own id")
     if not quick:
         return exps
-    subset = [e if e.quick else dataclasses.replace(e, rows=tuple(r for r in e.rows if r.quick)) for e in exps]
+    subset = [e if e.quick else dataclasses.replace(e, rows=_quick_rows(e)) for e in exps]
     return [e for e in subset if e.rows]
+
+
+def _quick_rows(exp: ExperimentSpec) -> tuple:
+    """The quick rows, and the rows a metric relative to another row needs (a quick row scored against a row that
+    was not run had crashed the scoring, after the runs)."""
+    quick = [r for r in exp.rows if r.quick]
+    refs = {m.relative_to for m in exp.metrics.values() if m.relative_to} if quick else set()
+    return tuple(r for r in exp.rows if r.quick or r.label in refs)
 
 
 def row_scenario_data(exp: ExperimentSpec, row: RowSpec, source: str | None = None) -> dict:
@@ -530,6 +538,14 @@ def _yerr(figs: list[Figure], width) -> list[float] | None:
     return [width(f) if f.spread is not None else 0.0 for f in figs]
 
 
+def _spread_in_units(f: Figure) -> float:
+    """The 95% half-width in the figure's own unit: a relative one is a fraction of the published value (a
+    figure scored in points, or a prediction with nothing published, is in its unit already)."""
+    if f.error_kind == "relative" and isinstance(f.published, (int, float)) and f.published:
+        return f.spread * abs(f.published)
+    return f.spread
+
+
 def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
     """Simulated beside published, one panel per metric, rows along the x axis (with seeds > 1, the
     simulated means carry their 95% interval across the seeds as error bars)."""
@@ -552,7 +568,7 @@ def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
             labels = [f.row for f in fs]
             ax.plot(labels, [f.published for f in fs], "o-", label="published")
             ax.errorbar(labels, [f.simulated if isinstance(f.simulated, (int, float)) else float("nan") for f in fs],
-                        yerr=_yerr(fs, lambda f: f.spread * abs(f.published)), fmt="s--", capsize=3, label="simulated")
+                        yerr=_yerr(fs, _spread_in_units), fmt="s--", capsize=3, label="simulated")
         ax.set_title(f"{m} ({exp.metrics[m].unit})" if exp.metrics[m].unit else m, fontsize=9)
         ax.tick_params(axis="x", labelrotation=30, labelsize=7)
         ax.legend(fontsize=7)

@@ -534,11 +534,18 @@ def _arrow_safe(table):
     return out
 
 
+def write_summary(res: SweepResult, metric: str | None = None) -> Path:
+    """summary.csv: each point's mean and 95% interval of `metric` (default: the workload's figure) and of vmstat's."""
+    metrics = list(dict.fromkeys([metric or res.metric, res.metric]))
+    metrics += [m for m in ("cpu_idle", "cpu_usr", "cpu_sys", "run_queue") if m in res.table and m not in metrics]
+    path = res.out / "summary.csv"
+    res.summary(metrics).to_csv(path, index=False)
+    return path
+
+
 def write_tables(res: SweepResult) -> list[Path]:
-    files = [res.out / "results.csv", res.out / "summary.csv"]
+    files = [res.out / "results.csv", write_summary(res)]
     res.table.to_csv(files[0], index=False)
-    metrics = [res.metric] + [m for m in ("cpu_idle", "cpu_usr", "cpu_sys", "run_queue") if m in res.table]
-    res.summary(metrics).to_csv(files[1], index=False)
     try:
         _arrow_safe(res.table).to_parquet(res.out / "results.parquet", index=False)
         files.insert(1, res.out / "results.parquet")

@@ -293,6 +293,16 @@ def test_one_limit_given_as_a_string_is_one_limit():
     assert [lim.figure for lim in cap.limits] == ["cpu_busy"] and cap.value == 4
 
 
+def test_a_batch_jobs_elapsed_broken_at_the_start_may_be_met_with_more_channels():
+    """RMAN of six 50 MB files: 84 s at 1 channel, 19 s at 6 (a helper's probe): an elapsed limit broken at --from
+    is no proof that no channel count meets it, and the answer says so."""
+    row = {"status": "ok", "workload": "rman", "elapsed": 83.87, "cpu_idle": 97.0}
+    cap = cp.Capacity("channels", [cp.parse_limit("elapsed <= 30 s")], [cp.Probe(1, row, ["elapsed 83.87 s, not <= 30 s"])],
+                      None, cp.Probe(1, row, ["elapsed 83.87 s, not <= 30 s"]), 0.02)
+    assert cap.value is None
+    assert "elapsed <= 30 s may be met at a larger channels: a batch job may run faster" in cap.answer(), cap.answer()
+
+
 def test_a_lower_bound_broken_at_the_start_is_not_called_no_capacity_without_a_word():
     row = {"status": "ok", "workload": "tpcc", "tpm": 8880.0, "cpu_idle": 98.0}
     cap = _cap(cp.Probe(1, row, ["tpm 8880, not >= 1e+05"]), limits=("tpm >= 100000", "cpu_busy <= 80%"))

@@ -175,6 +175,21 @@ def test_the_plot_draws_the_seeds_interval_as_error_bars(tmp_path):
     assert with_bars != without
 
 
+def test_error_bars_are_in_the_figures_unit_and_a_prediction_row_draws_its_own(tmp_path):
+    """A relative spread is a fraction of the published value; one scored in points, or a prediction's (nothing
+    published), is in the figure's unit already (the points' bars had been multiplied by the published value,
+    and a prediction row with seeds crashed the plot)."""
+    F = ex.Figure
+    assert ex._spread_in_units(F("e", "r", "tpm", "TPM", 1000.0, 1020.0, 0.02, "relative", True, spread=0.02)) == 20.0
+    assert ex._spread_in_units(F("e", "r", "vs8", "%", 240.0, 250.0, 10.0, "points", True, spread=6.5)) == 6.5
+    assert ex._spread_in_units(F("e", "r", "tpm", "TPM", None, 1500.0, None, "prediction", None, spread=40.0)) == 40.0
+    (exp,) = ex.select(["tseries.oltp_users"])
+    figures = [F(exp.id, r.label, "throughput", "TPM", None if i == 3 else 1000.0 * (i + 1), 1000.0 * (i + 1.1),
+                 None if i == 3 else 0.1, "prediction" if i == 3 else "relative", None if i == 3 else True, seeds=3,
+                 spread=50.0 if i == 3 else 0.01) for i, r in enumerate(exp.rows)]
+    assert ex.plot(exp, figures, tmp_path / "bars.png").exists()
+
+
 MY_TABLE = """\
 id: mine.t5220_users
 title: "my T5220: TPM by users"
@@ -419,3 +434,19 @@ def test_a_negative_figure_under_a_relative_tolerance_is_scored_with_the_sign_of
     f = ex._compare("e", "a", "tpm_change", m, -45.0, -40.0, "ok")
     assert f.error == pytest.approx(5 / 45) and f.ok is False
     assert ex._compare("e", "a", "tpm_change", m, -45.0, -42.0, "ok").ok is True
+
+
+def test_a_quick_row_keeps_the_row_its_relative_figure_is_scored_against(tmp_path):
+    """--quick runs the quick rows and the rows their '% of another row' metrics need: the reference row left out
+    had crashed the scoring with a KeyError after every run (a helper's probe)."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(MY_TABLE.replace("TPM4", "1000").replace("TPM8", "1800")
+                    .replace("  tpm: {result: tpm, unit: TPM, tolerance: 10%}",
+                             "  tpm: {result: tpm, unit: TPM, tolerance: 10%}\n"
+                             "  vs4: {result: tpm, unit: '%', tolerance: 10 points, relative_to: 4 users}")
+                    .replace("  - {label: 8 users, set: {users: 8}, published: {tpm: 1800}}",
+                             "  - {quick: true, label: 8 users, set: {users: 8}, published: {tpm: 1800, vs4: 180}}"))
+    (exp,) = ex.select([str(path)], quick=True)
+    assert [r.label for r in exp.rows] == ["4 users", "8 users"]
+    (plain,) = ex.select([str(path)])
+    assert [r.label for r in plain.rows] == ["4 users", "8 users"]

@@ -134,6 +134,14 @@ def test_a_second_call_reuses_every_finished_run(grid):
     pd.testing.assert_frame_equal(again.table, grid.table)
 
 
+def test_the_summary_file_holds_the_figure_asked_for_beside_the_workloads(grid):
+    """`oltpsim sweep --metric X` printed and plotted X while summary.csv held only TPM and vmstat's columns."""
+    summ = pd.read_csv(sw.write_summary(grid, "throughput_per_s"))
+    assert {"throughput_per_s", "throughput_per_s.ci95", "tpm", "tpm.ci95", "cpu_idle"} <= set(summ.columns)
+    assert summ["throughput_per_s"].tolist() == pytest.approx((summ["tpm"] / 60.0).tolist())
+    sw.write_summary(grid)   # as the sweep left it
+
+
 def test_a_changed_model_makes_every_run_again(grid, monkeypatch):
     """A run is reused only by the model that made it: the key holds a hash of the code (notebook 7's sweep had
     reused runs of the model of hours before, its table stale)."""
