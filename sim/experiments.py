@@ -447,7 +447,7 @@ def _compare(eid: str, label: str, name: str, m: MetricSpec, pub: Any, sim: Any,
         err = max(errs, key=abs)
         ok = all(abs(e) <= tol + 1e-9 for e in errs) if kind == "points" else \
             all(abs(s - p) <= tol * abs(p) for s, p in zip(sim, pub))
-        return Figure(eid, label, name, m.unit, pub, [round(s, 1) for s in sim], err, "points", ok, status)
+        return Figure(eid, label, name, m.unit, pub, [float(s) for s in sim], err, "points", ok, status)   # as measured
     if kind == "relative":
         err = (sim - pub) / abs(pub)   # a % change of -45 simulated at -40 is +11%, not -11%
         return Figure(eid, label, name, m.unit, pub, sim, err, kind, abs(err) <= tol + 1e-12, status)

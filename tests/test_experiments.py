@@ -450,3 +450,11 @@ def test_a_quick_row_keeps_the_row_its_relative_figure_is_scored_against(tmp_pat
     assert [r.label for r in exp.rows] == ["4 users", "8 users"]
     (plain,) = ex.select([str(path)])
     assert [r.label for r in plain.rows] == ["4 users", "8 users"]
+
+
+def test_a_cpu_figure_keeps_its_simulated_values_as_measured():
+    """The scoreboard prints CPU columns rounded; the figure (and --json) keeps them as run, as it keeps a TPM
+    (it had rounded them to one decimal while its error used the unrounded ones)."""
+    m = ex.MetricSpec(result="cpu", tolerance="5 points")
+    f = ex._compare("e", "a", "cpu", m, [87, 11, 2], [87.834, 10.987, 1.179], "ok")
+    assert f.simulated == [87.834, 10.987, 1.179] and f.error == pytest.approx(0.834) and f.ok is True
