@@ -28,7 +28,7 @@ from sim.hardware.profile import CpuSpec, MemorySpec
 INTERVAL = 0.02          # s of simulated time between two latency updates
 WRITEBACK_SHARE = 0.25   # estimate: dirty lines written back per miss (OLTP: mostly reads; stores to SGA buffers,
                          #   stacks and the redo buffer dirty about one line in four that leave the cache)
-_MAX_UTILISATION = 0.95  # an M/D/1 wait is unbounded at 1; real requesters are finite and back off first
+_MAX_UTILISATION = 0.95  # an M/D/1 wait is unbounded at 1; real requesters are finite: past it, loaded_latency
 _DAMPING = 0.5           # each update moves half way to the latency the last interval implies
 
 
@@ -64,10 +64,21 @@ class MemorySystem:
         """Fraction of the memory bandwidth used at `miss_rate` misses per second."""
         return miss_rate * self.bytes_per_miss / self.bandwidth
 
-    def loaded_latency(self, miss_rate: float) -> float:
-        """Unloaded latency plus the M/D/1 wait at a controller at this miss rate."""
-        rho = min(self.utilisation(miss_rate), _MAX_UTILISATION)
-        return self.unloaded + rho * self.service / (2.0 * (1.0 - rho))
+    def loaded_latency(self, miss_rate: float, latency: float | None = None) -> float:
+        """Unloaded latency plus the M/D/1 wait at a controller at this miss rate. Past _MAX_UTILISATION an
+        open queue says nothing (its wait is unbounded at 1), but the requesters are finite: misses queue
+        until they come no faster than the controllers serve them. So where the strands, stalling for
+        `latency` (the present one), miss faster than that, the latency grows by the excess (a strand's
+        misses per second fall about as its stall grows), and the feedback settles where they fit: a what-if
+        that halves the bandwidth of a saturated memory had reported it used at 200% and the throughput
+        barely moved."""
+        rho = self.utilisation(miss_rate)
+        wait = min(rho, _MAX_UTILISATION)
+        queued = self.unloaded + wait * self.service / (2.0 * (1.0 - wait))
+        if latency is None:
+            return queued
+        # (continuous in rho: below the cap at its own fixed point, latency x rho / cap is under the M/D/1 figure)
+        return max(queued, latency * rho / _MAX_UTILISATION)
 
     def stall_cycles(self, latency: float) -> float:
         # rounded to 0.1 cycle so that the cores' rate tables are reused
@@ -102,7 +113,7 @@ class MemorySystem:
             self.miss_latency += misses * self.latency
             self.busy_bandwidth += self.utilisation(rate) * INTERVAL
             self.span += INTERVAL
-            target = self.loaded_latency(rate)
+            target = self.loaded_latency(rate, self.latency)
             new = self.latency + _DAMPING * (target - self.latency)
             if abs(new - self.latency) > 1e-3 * self.latency:
                 self._apply(new)
