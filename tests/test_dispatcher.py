@@ -480,3 +480,22 @@ def test_a_time_slice_stays_a_quantum_long_when_the_strands_slow_down():
     before = disp.involuntary_switches
     env.run(until=1.1)
     assert disp.involuntary_switches - before == pytest.approx(100, abs=2)   # 1 s / 10 ms
+
+
+@pytest.mark.parametrize("profile", ["t5220", "xeon-e5-2643v3-2s", "opteron-2way"])
+def test_a_time_slice_lasts_one_quantum_of_time_when_bursts_wait(profile):
+    """Twice as many endless bursts as strands: every strand is busy and a burst waits, so each strand switches
+    once a quantum, strands / quantum a second. A slice sized for a strand alone on its pipeline had lasted
+    rates[1] / rates[n] quanta on the CMT and Hyper-Threading chips (1.4-1.7: 3,776 switches a second on the
+    T5220 where 6,400 are due)."""
+    from sim.engine import Environment
+    from sim.hardware.profile import load_profile
+    p = load_profile(profile)
+    env = Environment()
+    cpu = Cpu(env, p.cpu)
+    cpu.set_behaviour(MemoryBehaviour(0.0102, round(p.memory.latency * p.cpu.clock / p.cpu.mlp, 1), p.cpu.mlp))
+    disp = Dispatcher(env, cpu, 0.01)
+    for _ in range(2 * cpu.cpu_count):
+        disp.run(1e12)
+    env.run(until=1.0)
+    assert disp.involuntary_switches == pytest.approx(cpu.cpu_count / 0.01, rel=0.02)
