@@ -94,7 +94,7 @@ class PipelineGroup:
 
     __slots__ = ("env", "index", "core", "strands", "pipelines", "spec", "rates", "utils", "busy",
                  "vt", "t_last", "heap", "pending", "seq", "busy_sys", "area_busy", "area_issue",
-                 "area_sys", "instructions", "_callbacks")
+                 "area_sys", "instructions", "overlap", "stalled", "_callbacks")
 
     def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
                  pipelines: int, spec: CpuSpec):
@@ -112,12 +112,15 @@ class PipelineGroup:
         self.seq = 0
         self.area_busy = self.area_issue = self.area_sys = 0.0
         self.instructions = 0.0
+        self.overlap: tuple[float, ...] = ()   # min(n, mlp) with n strands busy: a miss stalls stall_cycles x it
+        self.stalled = 0.0   # instructions x that factor: their mean is what a miss's stall is, over stall_cycles
 
     def set_behaviour(self, mem: MemoryBehaviour) -> None:
         self._advance()
         self.rates, self.utils = rate_table(len(self.strands), self.pipelines, self.spec.cpi_issue,
                                             mem.misses_per_instruction, mem.stall_cycles, self.spec.clock,
                                             mem.mlp)
+        self.overlap = tuple(min(float(n), max(mem.mlp, 1.0)) for n in range(len(self.strands) + 1))
         self._reschedule()
 
     def _advance(self) -> None:
@@ -127,6 +130,7 @@ class PipelineGroup:
             done = dt * self.rates[self.busy]
             self.vt += done
             self.instructions += done * self.busy
+            self.stalled += done * self.busy * self.overlap[self.busy]
             self.area_busy += dt * self.busy
             self.area_issue += dt * self.utils[self.busy]
             self.area_sys += dt * self.busy_sys
@@ -203,7 +207,7 @@ class PipelineGroup:
     def reset_stats(self) -> None:
         self._advance()
         self.area_busy = self.area_issue = self.area_sys = 0.0
-        self.instructions = 0.0
+        self.instructions = self.stalled = 0.0
 
 
 class Cpu:
@@ -267,3 +271,11 @@ class Cpu:
         for g in self.groups:
             g._advance()
         return sum(g.instructions for g in self.groups)
+
+    def stall_weighted_instructions(self) -> float:
+        """Instructions retired, each weighted by min(busy strands of its pipeline group, mlp): over the
+        instructions, the factor a miss's stall had on stall_cycles (1 on an in-order or lone strand; with
+        Hyper-Threading the window is split and a miss stalls longer: MemoryBehaviour)."""
+        for g in self.groups:
+            g._advance()
+        return sum(g.stalled for g in self.groups)

@@ -56,6 +56,7 @@ class MemorySystem:
         self.latency = self.unloaded
         self._running = False
         self._last_instructions = 0.0
+        self._last_weighted = 0.0
         self.reset_stats()
 
     # ------------------------------------------------------------ the closed forms
@@ -106,6 +107,9 @@ class MemorySystem:
             done = cpu.instructions_retired()
             delta = done - self._last_instructions if done >= self._last_instructions else done  # after a reset
             self._last_instructions = done
+            weighted = cpu.stall_weighted_instructions()
+            self.stall_weight += weighted - self._last_weighted if weighted >= self._last_weighted else weighted
+            self._last_weighted = weighted
             rate = delta * self.mpi / INTERVAL
             misses = delta * self.mpi
             self.misses += misses
@@ -128,6 +132,7 @@ class MemorySystem:
     def reset_stats(self) -> None:
         self.misses = self.miss_latency = self.busy_bandwidth = self.span = 0.0
         self.counted_instructions = 0.0   # the instructions behind `misses`
+        self.stall_weight = 0.0           # those instructions, each x its stall factor min(n, mlp) (Cpu)
 
     def mean_latency(self) -> float:
         """Miss-weighted mean latency (s) since the last reset."""
@@ -148,7 +153,10 @@ class MemorySystem:
             # each interval's misses at the rate it ran at (a workload may change it mid-run: RMAN's compressors
             # sharing the LLC), not the rate set last
             mpi = self.misses / self.counted_instructions if self.counted_instructions else self.mpi
-            stall = mpi * lat * spec.clock / spec.mlp
+            # a miss stalls latency / mlp on a strand alone, and min(n, mlp) times that with n strands of its
+            # pipeline busy (Hyper-Threading splits the window): over the instructions, that factor's mean
+            overlap = self.stall_weight / self.counted_instructions if self.counted_instructions else 1.0
+            stall = mpi * lat * spec.clock / spec.mlp * overlap
             # (other: what is left, never below 0: the sum can come out -1e-13 below)
             out.update({"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
                         "cpi_other": max(0.0, cpi - spec.cpi_issue - stall), "data_stall_share_pct": 100.0 * stall / cpi})
