@@ -126,13 +126,15 @@ class PipelineGroup:
     def _advance(self) -> None:
         now = self.env._now
         dt = now - self.t_last
-        if dt > 0.0 and self.busy:
-            done = dt * self.rates[self.busy]
+        busy = self.busy
+        if dt > 0.0 and busy:
+            done = dt * self.rates[busy]
+            retired = done * busy
             self.vt += done
-            self.instructions += done * self.busy
-            self.stalled += done * self.busy * self.overlap[self.busy]
-            self.area_busy += dt * self.busy
-            self.area_issue += dt * self.utils[self.busy]
+            self.instructions += retired
+            self.stalled += retired * self.overlap[busy]
+            self.area_busy += dt * busy
+            self.area_issue += dt * self.utils[busy]
             self.area_sys += dt * self.busy_sys
         self.t_last = now
 
