@@ -267,12 +267,21 @@ def test_block_size_is_one_oracle_accepts(size):
 @pytest.mark.parametrize("size, expected", [("2 KB", 2048), ("4 KB", 4096), ("8192 B", 8192), ("16 KB", 16384),
                                             ("32 KB", 32768)])
 def test_block_sizes_oracle_accepts_load(size, expected):
-    sc = scenario_mod.load(None, {"users": "8", "database.block_size": size}, profile="t5220", workload="tpcc")
+    sc = scenario_mod.load(None, {"users": "8", "database.block_size": size, "database.db_cache": "1 GB"},
+                           profile="t5220", workload="tpcc")
     assert sc.spec.database.block_size == expected
 
 
+def test_a_block_size_without_a_buffer_cache_is_refused():
+    # all cached: no block is read or written, so the same seed gave the same run at 2 KB and 16 KB
+    _refused("database.block_size", "'2 KB'", "no database.block_size without database.db_cache",
+             **{"users": "8", "database.block_size": "2 KB"})
+    sc = scenario_mod.load(None, {"users": "8", "database.block_size": "8 KB"}, profile="t5220", workload="tpcc")
+    assert sc.spec.database.block_size == 8192   # the default written out is no change
+
+
 def test_32k_blocks_need_a_64_bit_os():
-    sets = {"users": "8", "os.bits": "32", "database.oracle_bits": "32"}
+    sets = {"users": "8", "os.bits": "32", "database.oracle_bits": "32", "database.db_cache": "1 GB"}
     _refused("database.block_size", "'32 KB'", "at most 16 KB", **sets, **{"database.block_size": "32 KB"})
     sc = scenario_mod.load(None, {**sets, "database.block_size": "16 KB"}, profile="t5220", workload="tpcc")
     assert sc.spec.database.block_size == 16384

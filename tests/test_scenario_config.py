@@ -378,13 +378,13 @@ def test_a_32_bit_kernel_needs_32_bit_oracle_and_blocks_of_at_most_16_kb():
         load(**{"os.bits": "32"})          # oracle_bits stays at its default, 64
     assert str(info.value) == ("<command line>: database.oracle_bits: got 64; expected 32: 64-bit Oracle needs a 64-bit kernel "
                       "(os.bits: 64)")
-    sets = {"os.bits": "32", "database.oracle_bits": "32"}
+    sets = {"os.bits": "32", "database.oracle_bits": "32", "database.db_cache": "1 GB"}
     assert load(**sets).spec.os.bits == 32
     e = refused_setting("database.block_size", "32 KB", **sets)
     assert e.problem == "got '32 KB'; expected at most 16 KB on a 32-bit operating system (os.bits: 32), as Oracle allows"
     assert load(**sets, **{"database.block_size": "16 KB"}).spec.database.block_size == 16 * 1024
     # 32 KB blocks and 64-bit Oracle are fine on a 64-bit kernel
-    assert load(**{"database.block_size": "32 KB"}).spec.database.block_size == 32 * 1024
+    assert load(**{"database.block_size": "32 KB", "database.db_cache": "1 GB"}).spec.database.block_size == 32 * 1024
     assert sc_mod.MAX_BLOCK_SIZE_32 == 16384
 
 

@@ -72,7 +72,7 @@ from simpy.events import NORMAL, Event
 
 from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
-from sim.db.instance import data_device
+from sim.db.instance import DatabaseSpec, data_device
 from sim.db.layout import DatafileLayout
 from sim.metrics import Tally
 from sim.randomness import Draws
@@ -535,6 +535,12 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             f"{format_quantity(db.block_size, 'size')} blocks are {format_quantity(size, 'size')}, the device holds "
             f"{format_quantity(profile.storage.capacity(name), 'size')} (set by {profile.storage.capacity_keys(name)})")
     if db.db_cache is None:
+        if db.block_size != DatabaseSpec.block_size:   # all cached: the block size only shapes the cache's misses
+            raise src.at("database").at("block_size").bad(
+                format_quantity(db.block_size, "size"),
+                "no database.block_size without database.db_cache: with no buffer cache size the data is all cached, "
+                "so how rows pack into blocks changes no read or write and the setting would change nothing (give "
+                "database.db_cache, or leave this key out)")
         return   # all cached: no datafiles in the model
     if db.datafile_size is not None:
         # a tablespace per table and index, plus the insert point (as _IoPlan lays them out)
