@@ -176,3 +176,29 @@ def test_a_volume_holds_what_its_disk_group_spec_says_it_can():
         group = sc.profile.storage.disk_groups["array"]
         assert group.count == 6 and group.usable_capacity == drives * group.disk.capacity, layout
         assert System(sc).devices["array"].capacity == group.usable_capacity, layout
+
+
+@pytest.mark.parametrize("layout", ["stripe", "raid5"])
+def test_a_volumes_response_obeys_littles_law_at_the_host(layout):
+    """`depth` I/Os always outstanding: completions/s x the volume's mean response = depth (Little's law), with
+    the controller's queue and a striped I/O's slowest piece in it. The drives' own response leaves both out:
+    iostat's wait+svc from it had put 3.6 I/Os in flight where sessions kept 59 (helper probe, stop 32)."""
+    from sim.hardware.storage import Controller
+    env = simpy.Environment()
+    disks = [Disk(env, f"d{i}", CURVE, np.random.default_rng(20 + i), queue="elevator") for i in range(5)]
+    ctrl = Controller(env, "c", 20 * 2**20)   # slower than the drives together: I/Os queue at the bus
+    vol = Volume(env, "v", disks, np.random.default_rng(8), layout, 64 * 1024, controllers=[ctrl])
+    depth = 12
+    warm = 5.0
+    kinds = iter(np.random.default_rng(9).random(10**6))
+
+    def one(v):   # a mix of 1 MB reads over all the drives, and 8 KB writes on one drive
+        return v.submit("read", 2**20) if next(kinds) < 0.5 else v.submit("write", 8192)
+    _closed_loop_iops([vol], depth, seconds=warm, submit=one)
+    vol.reset_stats()
+    start = env.now
+    env.run(until=start + 60.0)
+    x = vol.ios / (env.now - start)
+    assert x * vol.response.mean == pytest.approx(depth, rel=0.02)
+    drives = sum(d.response.total for d in disks) / sum(d.response.n for d in disks)
+    assert x * drives < 0.8 * depth   # the drives' view alone misses the bus and the split

@@ -273,6 +273,7 @@ class Volume:
         self.append_at = 0.0   # where the next sequential I/O without an offset goes
         self.ios = 0
         self.bytes = 0.0
+        self.response = Mean()   # submit to completion of the host's I/Os: drives, controllers and the cache
 
     def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool, local: float | None = None,
                  located: bool = False):
@@ -310,18 +311,21 @@ class Volume:
                through: bool = False) -> simpy.Event:
         """An I/O at an offset into the volume (None: a random one). With a write-back cache a
         write lands in the cache; `through` is the cache's destage. Counted as iostat counts, when it
-        completes (the host's I/O: a destage is the drives')."""
+        completes (the host's I/O: a destage is the drives'), with its response as the host sees it: from
+        submit until its last piece is across the controller."""
+        arrived = self.env.now
         ev = self._submit(kind, nbytes, offset, sequential, through)
         if not (through and kind == "write" and self.cache is not None):
             if ev.callbacks is None:   # (done already)
-                self._completed(nbytes)
+                self._completed(nbytes, arrived)
             else:
-                ev.callbacks.append(lambda _e: self._completed(nbytes))
+                ev.callbacks.append(lambda _e: self._completed(nbytes, arrived))
         return ev
 
-    def _completed(self, nbytes: float) -> None:
+    def _completed(self, nbytes: float, arrived: float) -> None:
         self.ios += 1
         self.bytes += nbytes
+        self.response.add(self.env.now - arrived)
 
     def _submit(self, kind: str, nbytes: float, offset: float | None, sequential: bool, through: bool) -> simpy.Event:
         caching = kind == "write" and self.cache is not None
@@ -407,6 +411,7 @@ class Volume:
     def reset_stats(self) -> None:
         self.ios = 0
         self.bytes = 0.0
+        self.response.reset()
         for d in self.disks:
             d.reset_stats()
         if self.cache is not None:
