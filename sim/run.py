@@ -40,8 +40,8 @@ def run(scenario: Scenario, progress=None) -> Result:
     env, spec = system.env, scenario.spec.run
     result = Result(label=scenario.label, profile=scenario.profile.name, workload=scenario.spec.workload,
                     inputs=scenario.describe(), seed=spec.seed)
-    outcome = getattr(workload, "admit", lambda: None)()
-    if outcome is not None:  # e.g. out of memory before the first transaction
+    outcome = system.admit()
+    if outcome is not None:  # out of memory before the first transaction
         result.status, result.message = outcome
         result.wall_time = time.perf_counter() - t_wall
         return result

@@ -64,6 +64,13 @@ class System:
         # database
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
 
+    def admit(self) -> tuple[str, str] | None:
+        """Refuse the run as a real system would fail it, once the workload has mapped its memory: out of
+        memory before it gets going (the SGA and the processes beyond RAM and swap)."""
+        if self.vm.out_of_memory():
+            return "out_of_memory", self.vm.shortfall_message()
+        return None
+
     def rng(self, name: str, index: int | None = None) -> np.random.Generator:
         """The run's stream `name` (with `index`: that member's own, sim/randomness.py)."""
         return rng_stream(self.seed, name, index)

@@ -210,8 +210,8 @@ def scenario_cases(draw):
 def _resolve(data: dict, source: str):
     sc = scenario_mod.resolve(data, source)
     system = System(sc)        # building the machine must not fail on what resolve accepted
-    workload = workloads.get(sc.spec.workload).Workload(system, sc.params)
-    getattr(workload, "admit", lambda: None)()
+    workloads.get(sc.spec.workload).Workload(system, sc.params)
+    system.admit()
     return sc
 
 

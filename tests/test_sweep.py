@@ -217,7 +217,7 @@ def test_without_dask_the_error_says_what_to_install(monkeypatch, tmp_path):
 
 
 def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypatch):
-    import workloads.tpcc as tpcc
+    from sim.system import System
 
     # rx5670 has no 'array' device and the T5220 no 'redo' one: each value works, two combinations cannot.
     res = sw.sweep(BASE, vary={"profile": ["t5220", "rx5670"], "database.redo_device": ["array", "redo"]},
@@ -231,21 +231,21 @@ def test_failing_points_are_recorded_and_the_sweep_carries_on(tmp_path, monkeypa
     ran = pd.read_csv(res.out / "results.csv", dtype=str, keep_default_na=False)
     assert ran["seed"].tolist() == ["1", "", "", "1"] and ran["in.params.users"].tolist() == ["2", "", "", "2"]
 
-    admit = tpcc.Workload.admit
+    admit = System.admit
 
     def admit_with_a_bug(self):
-        if self.params.users == 4:
+        if self.scenario.params.users == 4:
             raise RuntimeError("a bug in the model")
         return admit(self)
 
-    monkeypatch.setattr(tpcc.Workload, "admit", admit_with_a_bug)
+    monkeypatch.setattr(System, "admit", admit_with_a_bug)
     points = [{"users": 2}, {"database.db_cache": "100 GB"}, {"users": 4}]   # a 100 GB SGA on a 64 GB server
     res = sw.sweep(BASE, points=points, out=tmp_path / "outcomes", executor="serial", progress=False)
     assert res.table["status"].tolist() == ["ok", "out_of_memory", "error"]
     assert "exceed physical memory" in res.table["message"][1] and "RuntimeError: a bug" in res.table["message"][2]
     assert res.summary()["failed"].tolist() == [0, 1, 1]
     # the bug fixed, the same sweep again runs the crashed run again (the others are outcomes: reused)
-    monkeypatch.setattr(tpcc.Workload, "admit", admit)
+    monkeypatch.setattr(System, "admit", admit)
     again = sw.sweep(BASE, points=points, out=tmp_path / "outcomes", executor="serial", progress=False)
     assert again.table["status"].tolist() == ["ok", "out_of_memory", "ok"] and (again.computed, again.reused) == (1, 2)
     assert again.table["tpm"][0] == res.table["tpm"][0]

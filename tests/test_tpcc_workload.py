@@ -822,7 +822,7 @@ def test_the_database_fills_the_cache_and_the_report_is_in_megabytes():
     assert rep["sga_mb"] > 1024                                   # the 1 GB buffer cache and the pools
     assert rep["page_cache_mb"] * 2**20 == pytest.approx(system.vm.page_cache_size())
     assert rep["buffer_hit_ratio"] == pytest.approx(wl.io.cache.hit_ratio())
-    assert wl.admit() is None
+    assert system.admit() is None
 
 
 def test_report_percentiles_of_queued_responses():
@@ -839,7 +839,7 @@ def test_report_percentiles_of_queued_responses():
 def test_too_many_clients_are_out_of_memory_before_the_run():
     """All cached, 2,000 warehouses (~170 GB) are an SGA larger than the T5220's memory."""
     system, wl = _build(users=8, warehouses=2000)
-    status, message = wl.admit()
+    status, message = system.admit()
     assert status == "out_of_memory" and "exceed physical memory" in message
 
 

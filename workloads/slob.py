@@ -187,6 +187,8 @@ class Workload:
         run_server_code(system)
         self.device = data_device(system.profile, params.device)
         self.paths = build_read_paths(system, self.device, params.schema_size, "slob")
+        if params.read_path == "sga":   # the buffer cache fills with the schema (all of it without db_cache)
+            self.instance.attach_database(params.schema_size)
         self.rng = system.rng("slob")
         self.completed = 0    # operations (logical reads): SLOB's throughput, its LIOPS when the schema is cached
         self.physical = 0     # those read from storage: its IOPS

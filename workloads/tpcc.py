@@ -200,13 +200,6 @@ class Workload:
     def warehouses(self) -> int:
         return warehouses_of(self.params)
 
-    def admit(self):
-        """Refuse the run as a real system would fail it: out of memory before it gets going."""
-        vm = self.system.vm
-        if vm.out_of_memory():
-            return "out_of_memory", vm.shortfall_message()
-        return None
-
     def start(self) -> None:
         if self.pooled:
             # Behind a TP monitor a terminal is only its next request while it keys and thinks: a

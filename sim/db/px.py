@@ -197,7 +197,8 @@ class PxStatement:
     consumers through one shared table queue: range or hash distribution spreads each
     granule's rows over all consumers, so in aggregate every consumer draws from the same
     stream. The queue holds two messages per consumer (bounded table-queue buffers), so a
-    slow consumer set holds the producers back.
+    slow consumer set holds the producers back. A `device` of None: the buffer cache holds the
+    segment, so the producers read no block from storage (In-Memory PX) and pay the CPU alone.
     """
 
     def __init__(self, instance, *, dop: int, device, segment_offset: float, segment_bytes: float,
@@ -249,7 +250,8 @@ class PxStatement:
             pos, end = offset, offset + nbytes
             while pos < end:
                 n = min(self.read_size, end - pos)
-                yield from session.io(self.device, "read", n, self.offset + pos, self.read_event)
+                if self.device is not None:   # (None: the buffer cache holds the segment, no physical read)
+                    yield from session.io(self.device, "read", n, self.offset + pos, self.read_event)
                 pos += n
                 pending += n
                 if pending >= self.message_bytes or pos >= end:
