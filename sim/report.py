@@ -109,7 +109,15 @@ def summary(r: Result) -> str:
         m, s = divmod(rem, 60)
         lines.append(f"elapsed: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
     x = r.extra
-    if "iops_per_db_cpu" in x:  # physical-I/O workloads (SLOB, CALIBRATE_IO): the cost of an I/O in CPU
+    if "level_table" in x:   # CALIBRATE_IO: max_iops and its level's figures (none within max_latency: 0)
+        if x["iops"] > 0:
+            lines.append(f"I/O: max_iops {x['iops']:,.0f}   actual_latency {x['actual_latency_ms']:.3f} ms   at that "
+                         f"level {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s, {x['iops_per_core']:,.0f} IOPS per "
+                         f"core, DB CPU {x['db_cpu_per_s']:.1f} s/s")
+        else:
+            lines.append(f"I/O: max_iops 0: no load level was within max_latency {x['max_latency_ms']:g} ms "
+                         f"(the job's reads: {x['mean_iops']:,.0f} IOPS)")
+    elif "iops_per_db_cpu" in x:  # SLOB: the cost of an I/O in CPU
         reads = (f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms" if x["iops"] > 0 else
                  "no physical read (the buffer cache holds the schema)")
         lines.append(f"I/O: {x['iops']:,.0f} IOPS   {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s   "

@@ -221,6 +221,12 @@ def test_calibrate_io_levels_obey_littles_law_and_stop_at_the_file_limit():
         else:                           # batches of 2 wait for their slower read: fewer at the array
             assert at_device < 0.97 * lv["in_flight"]
     assert r.extra["iops"] == max(lv["iops"] for lv in levels)
+    # the CPU beside max_iops is its level's: CPU per read is the same at every level, so DB CPU grows with IOPS
+    best = max(levels, key=lambda lv: lv["iops"])
+    assert r.extra["db_cpu_per_s"] == best["db_cpu_per_s"] > levels[0]["db_cpu_per_s"] * 4
+    assert r.extra["iops_per_db_cpu"] * r.extra["db_cpu_per_s"] == pytest.approx(r.extra["iops"])
+    per_read = [lv["db_cpu_per_s"] / lv["iops"] for lv in levels]
+    assert max(per_read) < 1.15 * min(per_read)
 
 
 @pytest.mark.parametrize("processes", [1, 4, 32])

@@ -255,10 +255,11 @@ def _batch_result() -> Result:
         message="not finished", elapsed=8794.5, cpu_idle=84.0, cpu_usr=16.0, cpu_sys=0.0, run_queue=0.0,
         extra={"dop": 32, "px_servers_started": 64, "px_peak_busy": 60, "px_queued": 1, "px_downgraded": 0,
                "channels_used": 25, "pieces": 16384, "largest_channel_mb": 1311.7,
-               "level_table": [{"in_flight": 2, "iops": 400.0, "latency_ms": 5.0},
-                               {"in_flight": 8, "iops": 900.0, "latency_ms": 9.0},
-                               {"in_flight": 32, "iops": 1000.0, "latency_ms": 31.0}],
-               "iops": 900.0, "max_latency_ms": 20.0, "file_lock_write_held_pct": 12.5, "file_lock_readers_waiting": 0.25,
+               "level_table": [{"in_flight": 2, "iops": 400.0, "latency_ms": 5.0, "db_cpu_per_s": 0.1},
+                               {"in_flight": 8, "iops": 900.0, "latency_ms": 9.0, "db_cpu_per_s": 0.3},
+                               {"in_flight": 32, "iops": 1000.0, "latency_ms": 31.0, "db_cpu_per_s": 0.35}],
+               "iops": 900.0, "max_latency_ms": 20.0, "actual_latency_ms": 9.0, "db_cpu_per_s": 0.3,
+               "iops_per_db_cpu": 3000.0, "iops_per_core": 112.5, "mean_iops": 700.0, "file_lock_write_held_pct": 12.5, "file_lock_readers_waiting": 0.25,
                "file_lock_read_wait_ms": 1.5, "file_lock_write_wait_ms": 0.75},
         seed=2, simulated_time=8794.5, measured_time=8794.5, wall_time=3.0, events=1000)
 
@@ -311,6 +312,7 @@ BATCH_TEXT = """\
 settings: channels 25
 outcome: TIMEOUT  not finished
 elapsed: 2:26:34.50  (8,794.5 s)
+I/O: max_iops 900   actual_latency 9.000 ms   at that level 3,000 IOPS per DB CPU s, 112 IOPS per core, DB CPU 0.3 s/s
 cpu (vmstat): r 0.0  us 16  sy 0  id 84
 simulated 8,794.5 s (measured 8,794.5 s) in 3.00 s wall, 1,000 events
 
