@@ -290,6 +290,13 @@ def test_sqlldr_instructions_redo_and_table_bytes_by_hand(direct):
     assert lgwr.commits == (0 if direct else buffers)
     redo = 0.0 if direct else size * MB * sqlldr.REDO_PER_BYTE      # LGWR writes whole 512-byte redo blocks
     assert redo <= lgwr.bytes <= redo + 511 * lgwr.writes
+    if not direct:   # written as the rows go in, in writes no larger than the 1 MB log buffer (it had been one
+        #              17.6 MB write a round, whatever log_buffer said): a round's commit waits for its tail alone
+        log = [n for kind, n, off in recs["internal"].log if kind == "write"]
+        assert len(log) == lgwr.writes and max(log) <= job.instance.spec.log_buffer == MB
+        assert lgwr.writes >= redo / (MB / 2) - 1
+        sync = job.instance.waits.events["log file sync"]
+        assert sync.waits == buffers and sync.time / sync.waits < 2 * max(log) / (90 * MB)   # < 2 writes at 90 MB/s
     # default placement: the table on the database storage (array), the input file beside it on 'internal'
     reads = [(off, n) for kind, n, off in recs["internal"].log if kind == "read"]
     assert reads == [(0.0, sqlldr.BUFFER), (sqlldr.BUFFER, sqlldr.BUFFER), (2 * sqlldr.BUFFER, 8 * MB)]

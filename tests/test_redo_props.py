@@ -59,18 +59,19 @@ def test_group_commit_timeline_and_whole_redo_blocks():
     not rounded up) done at 25 ms; 513 bytes at 30 ms: 1024, done at 35 ms."""
     assert REDO_BLOCK == 512
     env, cpu, dev, lgwr = _lgwr()
-    assert lgwr.pending_bytes == 0.0 and lgwr.pending == []
+    assert lgwr.generated == lgwr.submitted == 0.0 and not lgwr.syncs
     done = _commits(env, lgwr, [(0.5 * MS, 100.0), (1 * MS, 600.0), (3 * MS, 1.0), (20 * MS, 1024.0),
                                 (30 * MS, 513.0)])
     env.run(until=4 * MS)
-    assert lgwr.pending_bytes == 601.0 and len(lgwr.pending) == 2      # waiting for the next write
+    # 601 bytes for the next write; the first commit's in the write in flight
+    assert lgwr.generated - lgwr.submitted == 601.0 and [p for p, _e in lgwr.syncs] == [100.0, 700.0, 701.0]
     env.run()
     assert done == {0: 5.5, 1: 10.5, 2: 10.5, 3: 25, 4: 35}
     assert dev.ios == [("write", 512, True, 1.5), ("write", 1024, True, 6.5), ("write", 1024, True, 21),
                        ("write", 1024, True, 31)]
     assert cpu.calls == [(1e6, 0.7)] * 4
     assert (lgwr.writes, lgwr.commits, lgwr.bytes) == (4, 5, 3584.0)
-    assert lgwr.pending_bytes == 0.0
+    assert lgwr.generated == lgwr.written
     lgwr.reset_stats()
     assert (lgwr.writes, lgwr.commits, lgwr.bytes) == (0, 0, 0.0)
 
@@ -105,3 +106,50 @@ def test_a_commit_posted_before_lgwr_first_runs_is_written_at_once():
     env.run()
     assert ev.processed and env.now == pytest.approx(5 * MS)
     assert len(dev.ios) == 1 and lgwr.writes == 1
+
+
+def _session(buffer_size):
+    from types import SimpleNamespace
+    from sim.db.session import Session
+    from sim.metrics import WaitEvents
+    env = simpy.Environment()
+    cpu, dev = _Cpu(env), _LogDevice(env)
+    lgwr = LogWriter(env, cpu, dev, 1e6, 0.7, buffer_size=buffer_size)
+    inst = SimpleNamespace(env=env, lgwr=lgwr, waits=WaitEvents(), dispatcher=cpu)
+    return env, dev, lgwr, inst, Session(inst, 0)
+
+
+def test_redo_beyond_a_third_of_the_buffer_is_written_before_the_commit():
+    """A 30 KB buffer flushes at 10 KB: 12 KB of redo put at 0 is written at once (CPU 1 ms, device to 5 ms),
+    with no commit waiting; the commit of 1 KB at 8 ms then waits for its own 1 KB alone (to 13 ms)."""
+    env, dev, lgwr, inst, session = _session(30 * 1024)
+    assert lgwr.flush_at == 10 * 1024
+
+    def work():
+        yield from session.redo(12 * 1024)
+        yield env.timeout(8 * MS)
+        yield from session.commit(1024)
+    env.process(work())
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(12 * 1024, 1.0), (1024, 9.0)]
+    assert inst.waits.events["log file sync"].time == pytest.approx(5 * MS)
+    assert "log buffer space" not in inst.waits.events and lgwr.commits == 1
+
+
+def test_no_write_is_larger_than_the_log_buffer_and_a_full_buffer_makes_sessions_wait():
+    """100 KB of redo through a 16 KB buffer: written in pieces of at most 16 KB, the session waiting for room
+    ('log buffer space') while each is written; the commit waits for the last. Before the buffer was modelled
+    SQL*Loader's conventional path wrote 17.6 MB of redo in one write whatever log_buffer said (helper probe)."""
+    env, dev, lgwr, inst, session = _session(16 * 1024)
+
+    def work():
+        yield from session.commit(100 * 1024)
+    env.process(work())
+    env.run()
+    sizes = [b for _k, b, _s, _t in dev.ios]
+    assert sum(sizes) == 100 * 1024 and max(sizes) <= 16 * 1024 and len(sizes) >= 100 // 16
+    space = inst.waits.events["log buffer space"]
+    assert space.waits >= 1 and space.time > 0.0
+    assert lgwr.generated == lgwr.written == 100 * 1024 and lgwr.commits == 1
+    # the end: 100 KB in writes of 5 ms each (1 ms CPU + 4 ms device), one after another
+    assert env.now == pytest.approx(len(sizes) * 5 * MS)

@@ -5,11 +5,13 @@ Each session is a sqlldr client and its server process taking turns on one input
 reads a buffer of input and parses it into rows, the server loads them. So one session keeps
 about one strand busy, and a single session is bound by one T2 strand's speed.
 
-- conventional: array INSERTs through the buffer cache; each array is a transaction whose
-  redo LGWR writes ('log file sync'); DBWR writes the dirty blocks later (asynchronously).
-  Modelled as the commit plus an asynchronous write of the array's bytes to table_device, at
-  most WRITE_SLOTS behind: the buffer cache's size and DBWR's settings do not enter, so they are
-  refused (USES).
+- conventional: array INSERTs through the buffer cache, committed a round (BUFFER) at a time;
+  DBWR writes the dirty blocks later (asynchronously). The rows' redo goes into the log buffer as
+  they are inserted (the round's CPU in steps of half the buffer's redo), LGWR writing it
+  meanwhile in writes no larger than the buffer (sim/db/redo.py), so the commit waits ('log file
+  sync') for the round's last redo only. The table: an asynchronous write of the round's bytes to
+  table_device, at most WRITE_SLOTS behind: the buffer cache's size and DBWR's settings do not
+  enter, so they are refused (USES).
 - direct: the server formats whole blocks in its own memory and writes them straight to the
   datafiles (asynchronous direct path writes); no buffer cache, no redo for the data.
 - parallel direct: `sessions` direct loads at once into the same table (APPEND), each over its
@@ -37,6 +39,7 @@ Constants (each with its source or the single published row it was fitted to):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import simpy
@@ -134,14 +137,23 @@ class Workload(BatchWorkload):
         src = ReadAhead(session, self.system.devices[input_device], start, size, BUFFER,
                         "SQL*Net more data from client")
         writes = WriteBehind(session, table, WRITE_SLOTS, "direct path write" if p.direct else "free buffer waits")
+        lgwr = self.instance.lgwr
         while src.left > 0:
             n = yield from src.next_buffer()
-            yield session.cpu(ipm * n / MB, SYS_SHARE)
+            if p.direct:
+                yield session.cpu(ipm * n / MB, SYS_SHARE)
+            else:   # the rows' redo goes into the log buffer as they are inserted, LGWR writing it meanwhile: the
+                # round in steps of at most half the buffer's redo, each its CPU then its redo (a step fits while
+                # LGWR writes the last, and is enough to start a write: at least a third of the buffer)
+                steps = max(1, math.ceil(n * REDO_PER_BYTE / (lgwr.buffer_size / 2)))
+                for _ in range(steps):
+                    yield session.cpu(ipm * n / MB / steps, SYS_SHARE)
+                    yield from session.redo(n * REDO_PER_BYTE / steps)
             # direct: the server's asynchronous direct path write of the blocks it formatted; conventional: the
             # array's blocks, which DBWR writes behind the load (no buffer cache here: WRITE_SLOTS rounds of them)
             yield from writes.write(n)
             if not p.direct:
-                yield from session.commit(n * REDO_PER_BYTE)
+                yield from session.commit(0.0)   # the round's commit: once its last redo is written
             self.done_bytes += n
         if p.direct:
             yield from writes.drain()   # the load is done once its blocks are in the datafiles

@@ -43,7 +43,9 @@ class DatabaseSpec:
                                     "(omit: the datafiles' device)", default=None)
     shared_pool: float = param("shared_pool_size plus the other SGA pools (large, java) and the fixed SGA",
                                kind="size", default="32 MB", minimum=0.0)
-    log_buffer: float = param("log_buffer", kind="size", default="1 MB", minimum=0.0)
+    log_buffer: float = param("log_buffer: LGWR writes at a third of it (or 1 MB), no write is larger, and a session "
+                              "whose redo finds it full waits ('log buffer space'; sim/db/redo.py)", kind="size",
+                              default="1 MB", minimum=0.0)
     redo_log_size: float | None = param("size of each online redo log file: a full log starts a checkpoint (omit: "
                                         "logs so large that none fills during a run, as benchmark kits size them)",
                                         kind="size", default=None, positive=True)
@@ -133,7 +135,8 @@ class Instance:
         self.cpu_count = spec.cpu_count or dispatcher.cpu.cpu_count
         self.waits = WaitEvents()
         redo = redo_device(spec, list(devices))
-        self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share)
+        self.lgwr = LogWriter(env, dispatcher, devices[redo], spec.lgwr_instructions_per_write, spec.lgwr_sys_share,
+                              spec.log_buffer)
         self.devices = devices
         self.control_file = devices[spec.control_file_device or redo]
         self.cf_enqueue = simpy.Resource(env, 1)   # the CF enqueue: one control-file transaction at a time

@@ -21,11 +21,29 @@ class Session:
         self.cpu = instance.dispatcher.run
         self.page_owed = 0.0   # the part of a swapped-out page this process's next wake faults back (sim/os/vm.py)
 
+    def redo(self, redo_bytes: float):
+        """Generator: copy redo into the log buffer, a buffer's worth at a time, waiting for room while it is
+        full ('log buffer space'); LGWR writes it in the background."""
+        lgwr, env = self.instance.lgwr, self.env
+        while redo_bytes > 0.0:
+            piece = min(redo_bytes, lgwr.buffer_size)
+            if not lgwr.has_room(piece):
+                start = env._now
+                while not lgwr.has_room(piece):
+                    yield lgwr.room()
+                self.instance.waits.add("log buffer space", env._now - start)
+            lgwr.put(piece)
+            redo_bytes -= piece
+
     def commit(self, redo_bytes: float):
-        """Generator: post LGWR and wait for the redo to be written ('log file sync')."""
-        env = self.env
+        """Generator: the transaction's last redo into the log buffer, then post LGWR and wait for all its
+        redo to be written ('log file sync')."""
+        env, lgwr = self.env, self.instance.lgwr
+        if not lgwr.has_room(redo_bytes):   # (rare: the buffer is full)
+            yield from self.redo(redo_bytes)
+            redo_bytes = 0.0
         start = env._now
-        yield self.instance.lgwr.commit(redo_bytes)
+        yield lgwr.commit(redo_bytes)
         self.instance.waits.add("log file sync", env._now - start)
 
     def read_block(self, os_cached: bool = False, files: tuple[int, int] | None = None):
