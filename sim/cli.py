@@ -98,13 +98,23 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     if json_file:
         _write("--json", json_file, result.to_json())
     if result.status in report.NO_FIGURES or result.status == "timeout":   # no answer to the question asked
-        hint = _OUT_OF_MEMORY_KEYS if result.status == "out_of_memory" else ""
+        hint = _out_of_memory_keys(result.workload) if result.status == "out_of_memory" else ""
         click.echo(f"oltpsim: {result.status.replace('_', ' ')}: {result.message}{hint}", err=True)
         sys.exit(1)
 
 
-_OUT_OF_MEMORY_KEYS = ("; the settings that decide it: database.db_cache + database.shared_pool (the SGA), "
-                       "database.server_memory per session, hardware.memory.size, hardware.memory.swap")
+# what fills the buffer cache when database.db_cache is not given (all cached), and what starts processes
+_CACHED_DATA = {"tpcc": "params.warehouses", "slob": "params.schema_size (read_path sga)",
+                "ctas": "params.table_size (in memory)"}
+_PROCESSES = {"tpcc": "params.users / params.sessions", "slob": "params.sessions", "rman": "params.channels",
+              "sqlldr": "params.sessions", "create_index": "params.dop", "ctas": "params.dop"}
+
+
+def _out_of_memory_keys(workload: str) -> str:
+    cached = f" (without it, {_CACHED_DATA[workload]})" if workload in _CACHED_DATA else ""
+    procs = f" x {_PROCESSES[workload]}" if workload in _PROCESSES else ""
+    return (f"; the settings that decide it: database.db_cache{cached} + database.shared_pool (the SGA), "
+            f"database.server_memory per session{procs}, hardware.memory.size, hardware.memory.swap")
 
 
 def _check_output_file(option: str, path: str | None) -> None:

@@ -41,11 +41,13 @@ def run(scenario: Scenario, progress=None) -> Result:
     result = Result(label=scenario.label, profile=scenario.profile.name, workload=scenario.spec.workload,
                     inputs=scenario.describe(), seed=spec.seed)
     outcome = system.admit()
+    if outcome is None:
+        workload.start()
+        outcome = system.admit()   # (the sessions start() made)
     if outcome is not None:  # out of memory before the first transaction
         result.status, result.message = outcome
         result.wall_time = time.perf_counter() - t_wall
         return result
-    workload.start()
     with _collector_spared():
         if workload.kind == "steady":
             _run_steady(system, workload, result, progress)
@@ -239,10 +241,15 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
     env, spec = system.env, system.scenario.spec.run
     done, max_time = workload.done, spec.cap(batch=True)
     step = min(max_time / 100.0, PROGRESS_STEP)
+    exhausted = system.vm.exhausted   # the job's processes (PX servers, channels, sessions) past RAM + swap
     while not done.triggered and env.now < max_time:
         # Stop at the job's end, not at the next progress step: the elapsed time is the job's.
         tick = env.timeout(min(step, max_time - env.now))
-        env.run(until=simpy.AnyOf(env, [done, tick]))
+        env.run(until=simpy.AnyOf(env, [done, tick, exhausted]))
+        if exhausted.triggered:
+            result.status, result.message = "out_of_memory", (f"{system.vm.shortfall_message()}, once the job had "
+                                                              f"started its processes ({env.now:g} s in)")
+            return
         if progress:
             progress(min(1.0, workload.progress()))
     span = env.now

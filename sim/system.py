@@ -65,9 +65,9 @@ class System:
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
 
     def admit(self) -> tuple[str, str] | None:
-        """Refuse the run as a real system would fail it, once the workload has mapped its memory: out of
-        memory before it gets going (the SGA and the processes beyond RAM and swap)."""
-        if self.vm.out_of_memory():
+        """The run's outcome as a real system would fail it: out of memory (the SGA and the processes so far
+        beyond RAM and swap, VirtualMemory.exhausted), else None."""
+        if self.vm.exhausted.triggered:
             return "out_of_memory", self.vm.shortfall_message()
         return None
 

@@ -570,3 +570,20 @@ def test_under_hyper_threading_a_miss_stalls_a_strand_for_the_whole_latency_in_t
     assert x[1]["cpi"] == pytest.approx(x[1]["cpi_issue"] + x[1]["cpi_data_stall"], rel=1e-3)
     assert x[2]["cpi_data_stall"] == pytest.approx(2 * x[1]["cpi_data_stall"], rel=0.03)   # both strands busy
     assert x[2]["cpi_other"] > 0.0
+
+
+def test_processes_a_workload_starts_are_admitted_too():
+    """SLOB's sessions start with the run and a batch job's processes as it goes: past RAM + swap either is out
+    of memory (they had run: admission looked only at what the workload mapped before it started; review)."""
+    from sim.run import run
+    slob = run(scenario.load(None, {"sessions": "300", "database.server_memory": "1 GB", "database.db_cache": "1 GB",
+                                    "run.max_time": "0.1 s", "run.batch": "0.05 s"}, profile="xeon-e5-2699v3-2s", workload="slob"))
+    assert slob.status == "out_of_memory" and "exceeds RAM + swap" in slob.message
+    fits = run(scenario.load(None, {"sessions": "30", "database.server_memory": "1 GB", "database.db_cache": "1 GB",
+                                    "run.max_time": "0.1 s", "run.warmup": "0.05 s", "run.batch": "0.05 s",
+                                    "run.min_batches": "2"}, profile="xeon-e5-2699v3-2s", workload="slob"))
+    assert fits.status == "ok"
+    rman = run(scenario.load(None, {"channels": "4", "database.server_memory": "100 GB"}, profile="t5220",
+                             workload="rman"))
+    assert rman.status == "out_of_memory" and "once the job had started its processes" in rman.message
+    assert rman.elapsed is None

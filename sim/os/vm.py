@@ -68,6 +68,9 @@ class VirtualMemory:
         self.page_ins = 0
         self.swap_reads = 0
         self._committed: float | None = None   # cached: asked once per transaction, changed at set-up
+        # fires when the account first runs out (a process or segment added past RAM + swap, or an SGA past RAM):
+        # a job that starts processes as it goes fails then, as a real one would (ENOMEM, or the OOM killer)
+        self.exhausted = env.event()
 
     # ------------------------------------------------------------ the account
 
@@ -75,6 +78,7 @@ class VirtualMemory:
         """A shared segment (the SGA), counted once however many processes map it."""
         self.shared[name] = float(resident)
         self._committed = None
+        self._check()
 
     def add_processes(self, kind: str, count: int, private: float, working_set: float) -> None:
         """`count` more processes of a kind, each with `private` bytes of which `working_set`
@@ -82,6 +86,11 @@ class VirtualMemory:
         entry = self.kinds.setdefault(kind, [0, float(private), float(min(working_set, private))])
         entry[0] += count
         self._committed = None
+        self._check()
+
+    def _check(self) -> None:
+        if not self.exhausted.triggered and self.out_of_memory():
+            self.exhausted.succeed()
 
     def committed(self) -> float:
         if self._committed is None:
