@@ -299,6 +299,8 @@ def _collect(system: System, result: Result, span: float) -> None:
             "avg_response_ms": 1000.0 * dev.response.mean if dev.response.n else 0.0,
             "drive_ops_per_s": n / span,
         }
+        if getattr(dev, "cache", None) is not None:   # writes acknowledged by a controller's write-back cache
+            result.devices[name]["write_cache"] = True
     if inst.datafiles is not None:   # physical I/O of the datafiles, as AWR's Load Profile shows it
         fs = inst.datafiles
         result.extra.update(physical_reads_per_s=inst.physical_reads / span, physical_writes_per_s=inst.dbwr.writes / span,

@@ -7,7 +7,7 @@ about one strand busy, and a single session is bound by one T2 strand's speed.
 
 - conventional: array INSERTs through the buffer cache, committed a round (BUFFER) at a time;
   DBWR writes the dirty blocks later (asynchronously). The rows' redo goes into the log buffer as
-  they are inserted (the round's CPU in steps of half the buffer's redo), LGWR writing it
+  they are inserted (the round's CPU in steps of LGWR's trigger, sim/db/redo.py), LGWR writing it
   meanwhile in writes no larger than the buffer (sim/db/redo.py), so the commit waits ('log file
   sync') for the round's last redo only. The table: an asynchronous write of the round's bytes to
   table_device, at most WRITE_SLOTS behind: the buffer cache's size and DBWR's settings do not
@@ -143,9 +143,9 @@ class Workload(BatchWorkload):
             if p.direct:
                 yield session.cpu(ipm * n / MB, SYS_SHARE)
             else:   # the rows' redo goes into the log buffer as they are inserted, LGWR writing it meanwhile: the
-                # round in steps of at most half the buffer's redo, each its CPU then its redo (a step fits while
-                # LGWR writes the last, and is enough to start a write: at least a third of the buffer)
-                steps = max(1, math.ceil(n * REDO_PER_BYTE / (lgwr.buffer_size / 2)))
+                # round in steps of at least LGWR's trigger (a third of the buffer, at most 1 MB), each its CPU then
+                # its redo: each step starts a write, and fits while LGWR writes the last, however large the buffer
+                steps = max(1, math.floor(n * REDO_PER_BYTE / lgwr.flush_at))
                 for _ in range(steps):
                     yield session.cpu(ipm * n / MB / steps, SYS_SHARE)
                     yield from session.redo(n * REDO_PER_BYTE / steps)

@@ -31,6 +31,7 @@ class LogWriter:
         self.sys_share = sys_share
         self.buffer_size = buffer_size
         self.flush_at = min(FLUSH_BYTES, buffer_size / 3.0)
+        self.largest_write = -(-buffer_size // REDO_BLOCK) * REDO_BLOCK   # the buffer's redo blocks
         # positions in the stream of redo since the start: put in the buffer, in a write, on disk
         self.generated = self.submitted = self.written = 0.0
         self.syncs: deque = deque()                  # (position, event) of the commits waiting
@@ -66,7 +67,8 @@ class LogWriter:
         """Put this transaction's last redo and post LGWR; the event fires once all its redo is on disk."""
         self.generated += redo_bytes
         ev = simpy.Event(self.env)
-        if self.generated <= self.written:   # (nothing of it left unwritten)
+        if self.generated <= self.written:   # (nothing of it left unwritten: its redo went out before it)
+            self.commits += 1
             ev.succeed()
             return ev
         self.syncs.append((self.generated, ev))
@@ -92,7 +94,8 @@ class LogWriter:
             upto = self.generated
             nbytes = upto - self.submitted
             self.submitted = upto
-            nbytes = max(REDO_BLOCK, -(-nbytes // REDO_BLOCK) * REDO_BLOCK)
+            # whole redo blocks, and no more than the buffer holds ((X + B) - X may exceed B in floating point)
+            nbytes = min(self.largest_write, max(REDO_BLOCK, -(-nbytes // REDO_BLOCK) * REDO_BLOCK))
             if self.checkpoints is not None:
                 yield from self.checkpoints.before_write(nbytes)
             yield self.dispatcher.run(self.instructions_per_write, self.sys_share)
