@@ -26,6 +26,7 @@ class _Group(click.Group):
 
 
 def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
+    from sim.scenario import setting_path
     out = {}
     for s in sets:
         key, eq, value = s.partition("=")
@@ -34,8 +35,11 @@ def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
         key = key.strip()
         if not value.strip():   # (a shell variable that expanded to nothing, most often): never run with a null
             raise OltpsimError(f"--set {s!r}: no value; expected KEY=VALUE (KEY=null leaves {key} at its default)")
-        if key in out:   # the later one would silently win: almost always a slip in a long command
-            raise OltpsimError(f"--set {key}: given twice ({out[key]!r}, then {value.strip()!r}); give it once")
+        # the later one would silently win: almost always a slip in a long command (users and params.users are one)
+        same = next((k for k in out if setting_path(k) == setting_path(key)), None)
+        if same is not None:
+            also = "" if same == key else f" (as --set {same})"
+            raise OltpsimError(f"--set {key}: given twice{also} ({out[same]!r}, then {value.strip()!r}); give it once")
         out[key] = value.strip()
     return out
 
@@ -91,7 +95,7 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
                                "(--seed N is the same as --set run.seed=N)")
         overrides["run.seed"] = str(seed)
     _require_scenario(scenario_file, profile, workload)
-    _check_output_file("--json", json_file)
+    _check_output_file("--json", json_file, (scenario_file, profile))
     sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
     result = _with_progress(lambda cb: run_scenario(sc, progress=cb), sc.label)
     click.echo(report.summary(result) if brief else report.full(result))
@@ -117,12 +121,18 @@ def _out_of_memory_keys(workload: str) -> str:
             f"database.server_memory per session{procs}, hardware.memory.size, hardware.memory.swap")
 
 
-def _check_output_file(option: str, path: str | None) -> None:
+def _check_output_file(option: str, path: str | None, reads: tuple = ()) -> None:
     """Refuse an output file that cannot be written before the run, not after it: open it for
     appending (what the file system says, not what the permission bits promise) and take away a
-    file the probe made."""
+    file the probe made. Nor may it be a file the command reads (`reads`: the scenario, profile or
+    experiment files given): --json onto the scenario had replaced it with the result."""
     if path is None:
         return
+    for given in reads:
+        if given is not None and os.path.isfile(str(given)) and os.path.exists(path) \
+                and os.path.samefile(str(given), path):
+            raise OltpsimError(f"{option} {path}: that is the input file {given}; writing the result there would "
+                               "replace it. Expected another file")
     folder = Path(path).parent
     if not folder.is_dir():
         raise OltpsimError(f"{option} {path}: folder {folder} does not exist; expected a file in an existing folder")
@@ -178,7 +188,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
     if not exps:   # (only --quick leaves none: select refuses an id or file that names nothing)
         raise OltpsimError(f"--quick: none of {', '.join(ids) or 'the experiments'} is in the quick subset; expected "
                            "an experiment with quick: true, or rows with quick: true (or leave out --quick)")
-    _check_output_file("--json", json_file)
+    _check_output_file("--json", json_file, tuple(ids))
     if plot_dir:
         make_folder("--plot", plot_dir)
     results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty(), seeds=seeds)
@@ -323,7 +333,7 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
                                "(--seed N is the same as --set run.seed=N)")
         fixed["run.seed"] = str(seed)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
-    _check_output_file("--json", json_file)
+    _check_output_file("--json", json_file, (scenario_file, profile))
 
     def shown(p) -> str:
         figures = ", ".join(f"{lim.figure} {lim.shown(cp.figure_value(p.row, lim.figure))}" for lim in lims
@@ -473,6 +483,8 @@ def list_settings(workload, sets):
                 key, eq, value = item.partition("=")
                 if not eq or not key:
                     raise click.BadParameter(f"got {item!r}; expected PARAM=VALUE, e.g. direct=true", param_hint="--set")
+                if key.removeprefix("params.") in given:   # (as `run`: the later one would silently win)
+                    raise OltpsimError(f"--set {key}: given twice; give it once")
                 given[key.removeprefix("params.")] = parse_scalar(value)
             params = build(module.Params, given, Source("--set").at("params"))
         read = set(accepted_settings(workload, params)) | set(accepted_run_settings(workload))

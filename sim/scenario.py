@@ -445,6 +445,8 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
         data = raw = profile_beside(raw, Path(path).parent)
     for k, v in fields.items():
         if v is not None:
+            if k in (overrides or {}):   # --profile t5220 with --set profile=t5440: which was meant? refuse, never pick
+                raise OltpsimError(f"--{k} {v} and --set {k}={overrides[k]}: the {k} given twice; give it once")
             data = replace_path(data, k, v)
     data = apply_overrides(data, overrides or {})
     try:

@@ -383,6 +383,11 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     if not pts:
         raise OltpsimError("no points to run: give settings to vary or a non-empty list of points")
     varied = list(dict.fromkeys(k for p in pts for k in p))
+    for i, k in enumerate(varied):   # users and params.users are one setting: the table would show the one not run
+        same = next((x for x in varied[:i] if setting_path(x) == setting_path(k)), None)
+        if same is not None:
+            raise OltpsimError(f"{k}: the same setting as {same} (both are {setting_path(k)}), varied under two names; "
+                               "expected it under one name")
     for k, v in (overrides or {}).items():   # every point would set it anew: the fixed value was silently dropped
         both = next((x for x in varied if setting_path(x) == setting_path(k)), None)
         # (a point that leaves it out, an empty cell of a points file, takes the fixed value: that is allowed)

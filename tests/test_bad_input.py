@@ -951,3 +951,23 @@ def test_sweep_replications_messages_share_the_prefix(tmp_path):
     from sim import sweep as sw
     with pytest.raises(OltpsimError, match=r"^sweep: replications: got 0; expected at least 1"):
         sw.sweep({"profile": "t5220", "workload": "tpcc"}, vary={"users": [8]}, replications=0, out=tmp_path / "z")
+
+
+def test_one_setting_under_two_names_and_json_onto_an_input_are_refused(tmp_path):
+    """users and params.users are one setting, as are --profile and --set profile: the later had silently won (a
+    sweep's table showed the value not run); and --json onto the scenario file had replaced it with the result."""
+    base = ("run", "--profile", "t5220", "--workload", "tpcc")
+    for extra, fragment in [(("--set", "users=8", "--set", "params.users=9"), "given twice (as --set users)"),
+                            (("--set", "users=8", "--set", "profile=t5440"), "the profile given twice"),
+                            (("--set", "users=8", "--set", "users=9"), "given twice")]:
+        out = _cli(*base, *extra)
+        assert out.returncode == 2 and fragment in out.stderr and "Traceback" not in out.stderr, out.stderr
+    out = _cli("sweep", *base[1:], "--vary", "users=4", "--vary", "params.users=8,16", "--out", str(tmp_path / "sw"))
+    assert out.returncode == 2 and "varied under two names" in out.stderr and not (tmp_path / "sw").exists()
+    out = _cli("settings", "--workload", "sqlldr", "--set", "direct=true", "--set", "params.direct=false")
+    assert out.returncode == 2 and "given twice" in out.stderr
+    scenario_file = tmp_path / "s.yaml"
+    scenario_file.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\n")
+    out = _cli("run", str(scenario_file), "--json", str(scenario_file))
+    assert out.returncode == 2 and "that is the input file" in out.stderr
+    assert scenario_file.read_text().startswith("profile: t5220")
