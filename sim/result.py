@@ -24,11 +24,11 @@ class Result:
     throughput_per_s: float | None = None
     tpm_half_width: float | None = None  # 95% CI half-width, same unit as tpm
     elapsed: float | None = None
-    # CPU, as vmstat / mpstat / corestat show it (percent)
-    cpu_idle: float = 0.0
-    cpu_usr: float = 0.0
-    cpu_sys: float = 0.0
-    run_queue: float = 0.0
+    # CPU, as vmstat / mpstat / corestat show it (percent); None where the run measured nothing (out of memory)
+    cpu_idle: float | None = None
+    cpu_usr: float | None = None
+    cpu_sys: float | None = None
+    run_queue: float | None = None
     core_utilisation: list[float] = field(default_factory=list)
     strand_utilisation: list[float] = field(default_factory=list)
     # AWR-like
@@ -50,7 +50,7 @@ class Result:
     def metric(self, name: str) -> Any:
         """A named figure: a field, 'cpu' as [idle, usr, sys], or a key of `extra`."""
         if name == "cpu":
-            return [self.cpu_idle, self.cpu_usr, self.cpu_sys]
+            return None if self.cpu_idle is None else [self.cpu_idle, self.cpu_usr, self.cpu_sys]
         if name == "throughput":
             return self.tpm
         if hasattr(self, name):

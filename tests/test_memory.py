@@ -587,3 +587,5 @@ def test_processes_a_workload_starts_are_admitted_too():
                              workload="rman"))
     assert rman.status == "out_of_memory" and "once the job had started its processes" in rman.message
     assert rman.elapsed is None
+    # nothing measured: no CPU figures either (zeros had read as an idle machine in a sweep's results.csv)
+    assert slob.cpu_idle is slob.cpu_usr is slob.run_queue is rman.cpu_idle is None and slob.metric("cpu") is None
