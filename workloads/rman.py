@@ -68,6 +68,7 @@ import simpy
 
 from sim.config import Source, param
 from sim.db.physical_io import ReadAhead, WriteBehind
+from sim.units import format_quantity
 from workloads.batch import MB, BatchWorkload, check_fits, device_checker, device_of, UNPLACED
 
 # MiB, in file# order: system, sysaux, undo, users, ... then the four large data files.
@@ -115,6 +116,13 @@ _check_devices = device_checker("datafile_device", "backup_device")
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
     _check_devices(spec, profile, params, src)
+    largest = max(params.datafiles_mb) * MB
+    if params.section_size is not None and params.section_size >= largest:
+        # every file one section: a whole-file backup, but taken in file# order, not largest first
+        raise src.at("params").at("section_size").bad(
+            format_quantity(params.section_size, "size"),
+            f"less than the largest datafile ({format_quantity(largest, 'size')}): every file would be one section, "
+            "a backup of whole files, which is what leaving section_size out does")
     check_fits(spec, profile, src, "datafiles_mb", sum(params.datafiles_mb) * MB,
                device_of(params, "datafile_device", profile.storage.device_names()))
 
