@@ -198,6 +198,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     _refuse_unused_datafile_keys(data, spec, src)
     _refuse_unused_redo_log_keys(data, spec, module.USES, src)
     _refuse_the_other_kernels_footprint(data, spec, profile, src)
+    _refuse_a_remote_latency_on_one_socket(data, profile, src)
     check_devices(spec.database, profile.storage.device_names(), src)
     check = getattr(module, "check_scenario", None)
     if check is not None:
@@ -385,6 +386,16 @@ def _refuse_unused_redo_log_keys(data: dict, spec: ScenarioSpec, uses: tuple[str
         raise src.at("database").at("redo_log_groups").bad(
             db.redo_log_groups, "no database.redo_log_groups without database.redo_log_size: the groups only "
             "make a circle of logs of that size (give database.redo_log_size, or leave this key out)")
+
+
+def _refuse_a_remote_latency_on_one_socket(data: dict, profile, src: Source) -> None:
+    """A what-if on the remote latency of a one-socket machine changes nothing: all memory is local (a profile of
+    several sockets what-iffed down to one keeps its figure, unused, as the machine keeps its interconnect)."""
+    given, value = get_path(data, "hardware.memory.remote_latency")
+    if given and profile.cpu.sockets == 1:
+        raise src.at("hardware.memory.remote_latency").bad(
+            value, "no remote_latency on one socket (cpu.sockets: 1): all memory is the socket's own, so it would "
+                   "change nothing")
 
 
 def _refuse_the_other_kernels_footprint(data: dict, spec: ScenarioSpec, profile, src: Source) -> None:

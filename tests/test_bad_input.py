@@ -971,3 +971,21 @@ def test_one_setting_under_two_names_and_json_onto_an_input_are_refused(tmp_path
     out = _cli("run", str(scenario_file), "--json", str(scenario_file))
     assert out.returncode == 2 and "that is the input file" in out.stderr
     assert scenario_file.read_text().startswith("profile: t5220")
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("memory.remote_latency", "500 ns", "no remote_latency on one socket"),        # the T5220: one socket
+    ("memory.page_size", "3 KB", "a power of two"),
+    ("storage.disk_groups.array.stripe_unit", "1 TB", "at most a drive's capacity (146 GB)"),
+    ("storage.disk_groups.array.controllers", "100", "at most count (6)")])
+def test_hardware_what_ifs_that_change_nothing_or_cannot_be_are_refused(key, value, fragment):
+    # each had run: the remote latency and the extra controllers changing nothing, a 3 KB page or a 1 TB stripe
+    # unit moving the answer through a machine that cannot exist (helper probe)
+    _refused(f"hardware.{key}", repr(value) if not value.isdigit() else value, fragment,
+             **{"users": "8", f"hardware.{key}": value})
+
+
+def test_a_remote_memory_nearer_than_the_local_is_refused():
+    with pytest.raises(ConfigError, match=r"hardware.memory.remote_latency: got '10 ns'; expected at least latency"):
+        scenario_mod.load(None, {"users": "8", "hardware.memory.remote_latency": "10 ns"}, profile="opteron-2way",
+                          workload="tpcc")

@@ -91,9 +91,18 @@ class MemorySpec:
     def check(self, src: Source) -> None:
         for key in ("kernel", "kernel_64"):   # (it ran, and every run ended out of memory naming other settings)
             value = getattr(self, key)
-            if value is not None and value >= self.size:
+            if value is not None and value >= self.size:   # (either may be the one changed: the message names both)
                 raise src.at(key).bad(format_quantity(value, "size"), f"less than memory.size "
-                                      f"({format_quantity(self.size, 'size')}): what the kernel keeps for itself")
+                                      f"({format_quantity(self.size, 'size')}): what the kernel keeps for itself "
+                                      "(or a memory.size larger than it)")
+        if self.remote_latency is not None and self.remote_latency < self.latency:
+            raise src.at("remote_latency").bad(format_quantity(self.remote_latency, "time"), f"at least latency "
+                                               f"({format_quantity(self.latency, 'time')}): another socket's memory "
+                                               "is no nearer than the socket's own")
+        pages = int(self.page_size)
+        if pages != self.page_size or pages & (pages - 1):
+            raise src.at("page_size").bad(format_quantity(self.page_size, "size"),
+                                          "a power of two (4 KB, 8 KB, 2 MB, ...), as an MMU's pages are")
         if self.line_size > self.page_size:   # a 1 GB line made every strand's miss move a gigabyte
             raise src.at("line_size").bad(format_quantity(self.line_size, "size"), f"at most page_size "
                                           f"({format_quantity(self.page_size, 'size')}); a cache line is 32-128 B")
@@ -178,6 +187,12 @@ class DiskGroupSpec:
         if self.layout == "normal" and self.count < 2:
             raise src.at("count").bad(self.count, "at least 2 drives: ASM normal redundancy mirrors each "
                                       "extent on another failure group")
+        if self.stripe_unit > self.disk.capacity:   # (one unit would not fit a drive)
+            raise src.at("stripe_unit").bad(format_quantity(self.stripe_unit, "size"), f"at most a drive's capacity "
+                                            f"({format_quantity(self.disk.capacity, 'size')})")
+        if self.controllers > self.count:   # drive i is on controller i mod controllers: the rest would carry nothing
+            raise src.at("controllers").bad(self.controllers, f"at most count ({self.count}): each drive is on one "
+                                            "controller, so more would carry nothing")
         if self.volume_size is not None and self.volume_size > self.usable_capacity:
             # (the volume model would otherwise quietly shrink the volume to what the drives hold)
             raise src.at("volume_size").bad(
