@@ -79,7 +79,7 @@ class Result:
             row["core_utilisation_mean"] = sum(self.core_utilisation) / len(self.core_utilisation)
         if self.strand_utilisation:
             row["strand_utilisation_mean"] = sum(self.strand_utilisation) / len(self.strand_utilisation)
-        for ev in self.top_events[:5]:
+        for ev in self.top_events:   # every event waited on (the text report prints the top 5)
             for k in ("waits", "time_s", "avg_ms", "pct_call_time"):
                 row[f"wait.{ev['event']}.{k}"] = ev[k]
         for t, r in self.response.items():

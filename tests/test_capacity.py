@@ -327,3 +327,17 @@ def test_throughput_falling_under_more_load_is_said_beside_the_capacity():
     assert "TPM is higher at a smaller load, 7,360 at users=4096: more users carry less work." in cap.answer()
     cap = _cap(cp.Probe(4096, row(7360.0), []), cp.Probe(8192, row(7300.0), []))   # within noise: nothing said
     assert "higher at a smaller load" not in cap.answer()
+
+
+def test_a_wait_event_a_small_load_never_waits_on_is_met_and_a_name_no_run_has_is_refused():
+    """At 1 user the TPC-C database fits the buffer cache: no 'db file sequential read' at all. That is no waits
+    (the limit is met there), not a misspelling (it had ended the search with exit 2 after the first run); a name
+    no run of the search had is refused once it is done, with the events the runs waited on."""
+    base = {**QUICK, "run.max_time": "1 s", "run.warmup": "0.5 s", "run.batch": "0.25 s", "run.min_batches": "2",
+            "database.db_cache": "200 MB"}
+    cap = cp.capacity({}, ["wait.db file sequential read.avg_ms <= 20 ms"], stop=64, precision=0.25, overrides=base)
+    assert cap.probes[0].value == 1 and "wait.db file sequential read.avg_ms" not in cap.results[1].flat()
+    assert cap.probes[0].broke == [] and cap.value > 1
+    with pytest.raises(OltpsimError, match=r"no run of the search waited on this event .*did you mean "
+                                           r"'wait.db file sequential read.avg_ms'"):
+        cp.capacity({}, ["wait.db file sequental read.avg_ms <= 20 ms"], stop=64, precision=0.25, overrides=base)
