@@ -202,25 +202,26 @@ def test_cli_capacity_refuses_two_different_seeds_as_run_does():
     assert "users=" not in out.stderr   # refused before any run
 
 
-def test_a_figure_missing_from_a_later_run_breaks_its_limit_not_the_search(monkeypatch):
+def test_an_event_missing_from_a_later_run_is_no_waits_and_a_misspelt_one_is_refused_at_the_end(monkeypatch):
     import sim.run
     from sim.result import Result
 
     calls = []
 
-    def fake_run(sc, progress=None):   # 'log file sync' is among the top 5 events at the first load only
+    def fake_run(sc, progress=None):   # 'log file sync' is waited on at the first load only
         calls.append(sc)
         events = [{"event": "log file sync", "waits": 10, "time_s": 0.01, "avg_ms": 1.0, "pct_call_time": 5.0}]
         return Result("x", "t5220", "tpcc", {}, tpm=1000.0 * len(calls), cpu_idle=50.0,
                       top_events=events if len(calls) == 1 else [])
 
     monkeypatch.setattr(sim.run, "run", fake_run)
-    cap = cp.capacity({}, ["wait.log file sync.avg_ms <= 5 ms"], start=4, precision=0.0, overrides=QUICK)
-    assert (cap.value, cap.past.value) == (4, 5) and cap.past.broke == ["wait.log file sync.avg_ms none: not in this run"]
-    calls.clear()   # missing from the first run: a misspelt figure, refused before more runs
-    with pytest.raises(OltpsimError, match="the run at users=4 has no figure wait.log file synk.avg_ms"):
-        cp.capacity({}, ["wait.log file synk.avg_ms <= 5 ms"], start=4, overrides=QUICK)
-    assert len(calls) == 1
+    cap = cp.capacity({}, ["wait.log file sync.avg_ms <= 5 ms"], start=4, stop=16, precision=0.0, overrides=QUICK)
+    assert cap.value == 16 and all(p.broke == [] for p in cap.probes)   # no waits: met
+    calls.clear()   # no run had it: a misspelt event, refused once the search is done
+    with pytest.raises(OltpsimError, match=r"no run of the search waited on this event .*did you mean "
+                                           r"'wait.log file sync.avg_ms'"):
+        cp.capacity({}, ["wait.log file synk.avg_ms <= 5 ms"], start=4, stop=16, overrides=QUICK)
+    assert len(calls) > 1
 
 
 @pytest.mark.parametrize("limit, problem", [
