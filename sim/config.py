@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from pathlib import Path
@@ -91,6 +92,9 @@ def _describe(tp: Any) -> str:
     return str(tp)
 
 
+_EXPONENT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")   # 1e3, 2.5E-3: a number in YAML 1.2 and in Python
+
+
 def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -116,6 +120,9 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
             raise src.bad(value, "true or false")
         return value
     if tp in (int, float):
+        if isinstance(value, str) and _EXPONENT.match(value.strip()):   # YAML 1.1 reads 1e3 as text, 1.0e+3 as a number
+            number = float(value)
+            value = int(number) if tp is int and number.is_integer() and math.isfinite(number) else number
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (tp is int and not isinstance(value, int)):
             raise src.bad(value, _describe(tp))
         return _limits(tp(value), value, meta, src, _describe(tp))
@@ -124,11 +131,17 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
             raise src.bad(value, "a string")
         choices = meta.get("choices")
         if choices and value not in choices:
+            same = [c for c in choices if isinstance(c, str) and c.lower() == value.lower()]
+            if same:   # AUTO is auto, as Oracle takes its parameters' values in any case
+                return same[0]
             raise src.bad(value, "one of " + ", ".join(repr(c) for c in choices) + suggest(value, choices))
         return value
     if origin is Literal:
         allowed = typing.get_args(tp)
         # of the same type too: 64.0 and True equal a Literal's 64 and 1, yet a whole-number key refuses 3.0
+        same = [a for a in allowed if isinstance(a, str) and isinstance(value, str) and a.lower() == value.lower()]
+        if same:   # AUTO is auto, as Oracle takes its parameters' values in any case
+            return same[0]
         if not any(type(value) is type(a) and value == a for a in allowed):
             hint = suggest(value, [a for a in allowed if isinstance(a, str)]) if isinstance(value, str) else ""
             raise src.bad(value, "one of " + ", ".join(repr(a) for a in allowed) + hint)

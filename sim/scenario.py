@@ -171,7 +171,7 @@ def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Sou
         raise OltpsimError(f"profile: got {type(name_or_path).__name__} {name_or_path!r}; expected a built-in profile "
                            "name (oltpsim profiles) or the path of a profile YAML")
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") and not path.is_file():
+    if path.suffix.lower() in (".yaml", ".yml") and not path.is_file():
         raise OltpsimError(f"{path}: cannot read: {'a folder' if path.is_dir() else 'no such file'}; expected a "
                            f"built-in profile name (oltpsim profiles) or the path of a profile YAML")
     return load_profile(name_or_path, changes, src)

@@ -989,3 +989,26 @@ def test_a_remote_memory_nearer_than_the_local_is_refused():
     with pytest.raises(ConfigError, match=r"hardware.memory.remote_latency: got '10 ns'; expected at least latency"):
         scenario_mod.load(None, {"users": "8", "hardware.memory.remote_latency": "10 ns"}, profile="opteron-2way",
                           workload="tpcc")
+
+
+def test_what_users_mean_plainly_is_taken():
+    """1e1 is a number in YAML 1.2 and Python (YAML 1.1 reads it as text: it was refused as 'not a whole number');
+    Oracle takes its parameters' values in any case (AUTO); a profile file's suffix in any case (MyProf.YAML)."""
+    sc = scenario_mod.load(None, {"users": "1e1"}, profile="t5220", workload="tpcc")
+    assert sc.params.users == 10
+    _refused("params.users", "1.5", "a whole number", **{"users": "1.5e0"})
+    sc = scenario_mod.load(None, {"database.parallel.parallel_degree_policy": "AUTO", "table_size": "64 MB"},
+                           profile="t5220", workload="ctas")
+    assert sc.spec.database.parallel.parallel_degree_policy == "auto"
+
+
+def test_a_profile_file_of_any_suffix_case_loads(tmp_path):
+    path = tmp_path / "MyProf.YAML"
+    path.write_text((ROOT / "hardware_profiles" / "t5220.yaml").read_text())
+    sc = scenario_mod.load(None, {"users": "8"}, profile=str(path), workload="tpcc")
+    assert sc.profile.cpu.cores_per_socket == 8
+
+
+def test_a_read_size_of_an_in_memory_scan_is_refused():
+    with pytest.raises(ConfigError, match=r"params.read_size: got '64 KB'; expected no read_size with in_memory"):
+        scenario_mod.load(None, {"in_memory": "true", "read_size": "64 KB"}, profile="t5220", workload="ctas")

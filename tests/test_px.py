@@ -370,7 +370,7 @@ def _px_statement(dop, consume_s, size=2 * MB, message=256 * 1024.0, finish_s=0.
         yield inst.env.timeout(finish_s)
         got[index] = nbytes
 
-    stmt = px.PxStatement(inst, dop=dop, device=None, segment_offset=1e9, segment_bytes=size, read_size=64 * 1024.0,
+    stmt = px.PxStatement(inst, dop=dop, device="table", segment_offset=1e9, segment_bytes=size, read_size=64 * 1024.0,
                           read_event="direct path read", message_bytes=message, produce_instructions_per_mb=1e6,
                           consume=consume, finish=finish, sys_share=0.25)
 

@@ -377,7 +377,7 @@ def _merge(base: dict, changes: Any, src: Source, top: bool = True) -> dict:
 
 def _profile_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
-    if path.suffix not in (".yaml", ".yml"):
+    if path.suffix.lower() not in (".yaml", ".yml"):
         path = _builtin_dir() / f"{name_or_path}.yaml"
         if not path.exists():
             known = profile_names()
