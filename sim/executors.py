@@ -73,7 +73,14 @@ def open_executor(kind: str | Executor | None = None, workers: int | None = None
         pool = ProcessPoolExecutor(max_workers=n)
         try:
             yield Opened(pool, 2 * n, f"local process pool of {n}")
-        finally:
+        except BaseException:
+            # Ctrl-C (or a failure): stop the workers now. Waiting let the run already handed to a worker go on
+            # to its end, only to be thrown away, and a second Ctrl-C could leave the parent waiting on a pipe
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):   # (CPython's pool keeps them here)
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        else:
             pool.shutdown(wait=True, cancel_futures=True)
     elif kind == "dask":
         distributed = _dask()

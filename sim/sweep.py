@@ -461,20 +461,28 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
     with tqdm(total=total, initial=initial, desc="sweep", unit="run", disable=not progress,
               file=sys.stderr, dynamic_ncols=True) as bar:
         fill()
-        while pending:
-            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for fut in finished:
-                run = pending.pop(fut)
-                try:
-                    outcome = fut.result()
-                except Exception as exc:  # the executor failed, not the point: keep it unrecorded
-                    raise OltpsimError(
-                        f"the executor failed while running point {run.point} [{_label(run.settings)}], "
-                        f"replication {run.replication}: {type(exc).__name__}: {exc}. Finished runs are saved "
-                        f"in {journal.path}; run the same command again to complete the rest") from exc
-                journal.append(_record(run, outcome))
-                bar.update()
-            fill()
+        try:
+            while pending:
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    run = pending.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except Exception as exc:  # the executor failed, not the point: keep it unrecorded
+                        raise OltpsimError(
+                            f"the executor failed while running point {run.point} [{_label(run.settings)}], "
+                            f"replication {run.replication}: {type(exc).__name__}: {exc}. Finished runs are saved "
+                            f"in {journal.path}; run the same command again to complete the rest") from exc
+                    journal.append(_record(run, outcome))
+                    bar.update()
+                fill()
+        except KeyboardInterrupt:   # keep what finished, say where it is, and stop (the executor stops its workers)
+            for fut, run in pending.items():
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    journal.append(_record(run, fut.result()))
+            print(f"sweep interrupted: {len(journal.read())} runs saved in {journal.path}; run the same command again "
+                  "to complete the rest", file=sys.stderr)
+            raise
 
 
 # ---------------------------------------------------------------- tables, intervals, plots

@@ -341,3 +341,17 @@ def test_a_setting_names_one_key_path_for_overrides_and_sweep_blame():
         "params.users", "profile", "workload", "name", "database.db_cache"]
     data = apply_overrides({}, {"users": "8", "name": "x", "database.db_cache": "1 GB"})
     assert data == {"params": {"users": 8}, "name": "x", "database": {"db_cache": "1 GB"}}
+
+
+def test_ctrl_c_stops_the_pools_workers_at_once():
+    """Ctrl-C in a sweep: the pool's workers are stopped, not waited for (the run already handed to a worker
+    had gone on to its end, ~13 s, only to be thrown away; a second Ctrl-C could hang the parent; helper probe)."""
+    from sim.executors import open_executor
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        with open_executor("process", 1) as opened:
+            opened.executor.submit(time.sleep, 60)
+            opened.executor.submit(time.sleep, 60)   # (queued behind it)
+            time.sleep(1.0)
+            raise KeyboardInterrupt
+    assert time.perf_counter() - start < 15
