@@ -155,7 +155,8 @@ def _check_waits_seen(lims: list[Limit], seen: set[str], results: dict[int, Resu
     for lim in lims:
         if lim.figure.startswith("wait.") and lim.figure not in seen:
             stat = lim.figure.rpartition(".")[2]
-            known = sorted({k for r in results.values() for k in r.flat() if k.startswith("wait.") and k.endswith(stat)})
+            known = sorted({k for r in results.values() for k in r.flat()
+                            if k.startswith("wait.") and k.endswith("." + stat)})
             raise OltpsimError(f"--limit {lim.text!r}: no run of the search waited on this event "
                                f"({len(results)} runs){suggest(lim.figure, known)}; the events they waited on: "
                                f"{', '.join(k[5:-len(stat) - 1] for k in known) or 'none'}")

@@ -202,3 +202,12 @@ def test_a_volumes_response_obeys_littles_law_at_the_host(layout):
     assert x * vol.response.mean == pytest.approx(depth, rel=0.02)
     drives = sum(d.response.total for d in disks) / sum(d.response.n for d in disks)
     assert x * drives < 0.8 * depth   # the drives' view alone misses the bus and the split
+
+
+def test_the_t_series_profiles_share_one_array():
+    """A what-if between T-series servers changes the server only: the same estimated FC array behind each (four
+    of them had lost the T5220's mirroring, seek curve and read-ahead: a plain stripe of twice the capacity)."""
+    from sim.hardware.profile import load_profile
+    arrays = {n: load_profile(n).storage.disk_groups["array"] for n in ("t5120", "t5140", "t5220", "t5240", "t5440")}
+    assert all(a == arrays["t5220"] for a in arrays.values())
+    assert arrays["t5220"].layout == "normal" and arrays["t5220"].disk.cache_segments == 16
