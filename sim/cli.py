@@ -417,12 +417,19 @@ def profile():
 
 @profile.command("show")
 @click.argument("name")
-def profile_show(name):
+@click.option("--yaml", "as_yaml", is_flag=True, help="print the whole profile file, every key with its source comment "
+                                                       "(the form a profile of your own, or a whole device in a "
+                                                       "what-if, is written in)")
+def profile_show(name, as_yaml):
     """Print a profile and the figures derived from it."""
+    from sim.hardware.profile import profile_file
     from sim.scenario import open_profile
     from sim.units import format_quantity
 
     p = open_profile(name)
+    if as_yaml:
+        click.echo(profile_file(name).read_text(), nl=False)
+        return
     d = p.derived()
     c, m = p.cpu, p.memory
     click.echo(f"{p.name}: {p.description}  (OS: {p.os})")

@@ -1012,3 +1012,12 @@ def test_a_profile_file_of_any_suffix_case_loads(tmp_path):
 def test_a_read_size_of_an_in_memory_scan_is_refused():
     with pytest.raises(ConfigError, match=r"params.read_size: got '64 KB'; expected no read_size with in_memory"):
         scenario_mod.load(None, {"in_memory": "true", "read_size": "64 KB"}, profile="t5220", workload="ctas")
+
+
+def test_profile_show_yaml_prints_the_file_a_profile_of_ones_own_is_written_as(tmp_path):
+    out = _cli("profile", "show", "ue10000", "--yaml")
+    assert out.returncode == 0 and out.stdout == (ROOT / "hardware_profiles" / "ue10000.yaml").read_text()
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(out.stdout)
+    sc = scenario_mod.load(None, {"users": "8"}, profile=str(mine), workload="tpcc")
+    assert sc.profile.storage.disk_groups["data"].count == 36

@@ -375,6 +375,11 @@ def _merge(base: dict, changes: Any, src: Source, top: bool = True) -> dict:
     return out
 
 
+def profile_file(name_or_path: str | Path) -> Path:
+    """The YAML file a built-in profile name or a path names (an unknown name is refused)."""
+    return _profile_path(name_or_path)
+
+
 def _profile_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix.lower() not in (".yaml", ".yml"):
