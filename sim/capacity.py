@@ -19,13 +19,13 @@ import dataclasses
 import math
 import operator
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import workloads
 from sim.config import ConfigError, OltpsimError, suggest, what_it_is
+from sim.executors import open_executor
 from sim.result import FIGURES, Result, finite, known_figure
 from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 from sim.units import UnitError, format_quantity, parse
@@ -149,23 +149,28 @@ def _check_names(lims: list[Limit], sc: Scenario) -> None:
                                f"{suggest(name, types)}; expected {known}")
 
 
-def _check_waits_seen(lims: list[Limit], seen: set[str], results: dict[int, Result]) -> None:
-    """A wait event no run waited on is taken as met (no waits) probe by probe; if no run at all had it, its name
-    is likely misspelt: refused, with the events the runs did wait on."""
+def _waits_never_seen(lims: list[Limit], seen: set[str], results: dict[int, Result]) -> list[str]:
+    """A wait event a run did not wait on is no waits, which meets the limit; if no run of the search had it, the
+    answer says so, with the events the runs did wait on: a misspelt name reads as met everywhere (it cannot be
+    refused: a load the search never reached may wait on it)."""
+    notes = []
     for lim in lims:
         if lim.figure.startswith("wait.") and lim.figure not in seen:
             stat = lim.figure.rpartition(".")[2]
-            known = sorted({k for r in results.values() for k in r.flat()
+            known = sorted({k for r in results.values() if r.status == "ok" for k in r.flat()
                             if k.startswith("wait.") and k.endswith("." + stat)})
-            raise OltpsimError(f"--limit {lim.text!r}: no run of the search waited on this event "
-                               f"({len(results)} runs){suggest(lim.figure, known)}; the events they waited on: "
-                               f"{', '.join(k[5:-len(stat) - 1] for k in known) or 'none'}")
+            notes.append(f"No run of the search waited on {lim.figure[5:-len(stat) - 1]!r}, so {lim.text!r} held as "
+                         f"no waits{suggest(lim.figure, known)}; the events they waited on: "
+                         f"{', '.join(k[5:-len(stat) - 1] for k in known) or 'none'}.")
+    return notes
 
 
 def figure_value(row: dict, figure: str) -> float | None:
     if figure in DERIVED:
         return DERIVED[figure](row)
     x = row.get(figure)
+    if x is None and figure.startswith("wait.") and row.get("status") == "ok":
+        return 0.0   # an event the run did not wait on: no waits, no time, no share (Result.flat has every other)
     return None if x is None or isinstance(x, (str, bool)) else float(x)
 
 
@@ -191,6 +196,7 @@ class Capacity:
     past: Probe | None            # the smallest value that broke one (None: none broke within the range)
     precision: float
     results: dict[int, Result] = field(default_factory=dict, repr=False)
+    notes: list[str] = field(default_factory=list)   # said after the answer (a wait limit no run waited on)
 
     @property
     def value(self) -> int | None:
@@ -228,7 +234,10 @@ class Capacity:
         return pd.DataFrame(rows)
 
     def answer(self) -> str:
-        """The capacity in one or two sentences, with the figures that bound it."""
+        """The capacity in one or two sentences, with the figures that bound it (and any notes)."""
+        return " ".join([self._answer(), *self.notes])
+
+    def _answer(self) -> str:
         within = " and ".join(f"{lim.text} ({lim.shown(figure_value(self.best.row, lim.figure))})"
                               for lim in self.limits) if self.best else ""
         if self.best is None:
@@ -344,8 +353,9 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
         raise OltpsimError(f"capacity: precision: got {precision!r}; expected a fraction from 0 up to 1, e.g. 0.02")
     raw, source = read_mapping(scenario, "capacity")
     fixed = dict(overrides or {})
-    if setting in fixed:
-        raise OltpsimError(f"--set {setting}: the setting the search varies; leave it out (--from and --to bound it)")
+    same = next((k for k in fixed if setting_path(k) == setting_path(setting)), None)
+    if same is not None:   # (params.users beside a search of users too)
+        raise OltpsimError(f"--set {same}: the setting the search varies; leave it out (--from and --to bound it)")
     if setting_path(setting).startswith("run."):   # run.seed, run.min_batches: how a run is measured, not its load
         raise OltpsimError(f"capacity: {setting}: a setting of how each run is measured, not of its load; " + _WHOLE)
     base = apply_overrides(raw, fixed)
@@ -394,7 +404,7 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
         if isinstance(sc, OltpsimError):
             return Probe(n, {"status": "refused", "message": str(sc)}, [f"refused: {sc}"])
         result = results[n]
-        row = measured = result.flat()
+        row = result.flat()
         if result.status != "ok":
             return Probe(n, row, [f"{result.status.replace('_', ' ')}: {result.message}"])
         broke = []
@@ -402,10 +412,6 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
             if isinstance(row.get(lim.figure), str):   # (extra.read_wait_event): no number to compare
                 raise OltpsimError(f"--limit {lim.text!r}: {lim.figure} is text ({row[lim.figure]!r} at {setting}={n}), "
                                    "not a number; expected a figure with a number")
-            if figure_value(row, lim.figure) is None and lim.figure.startswith("wait."):
-                # an event this run never waited on: none of its waits, time or share (a disk read at a load that
-                # stays cached); a name no run has is refused once the search is done (_check_waits_seen)
-                row = {**row, lim.figure: 0.0}
             if figure_value(row, lim.figure) is None and lim.figure not in DERIVED:
                 if lim.figure in seen:   # an earlier run had it: this one lacks it (an event not waited on here):
                     broke.append(f"{lim.figure} none: not in this run")   # not met, but the search goes on
@@ -418,17 +424,17 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
                 raise OltpsimError(f"--limit {lim.text!r}: the run at {setting}={n} has no figure {lim.figure}"
                                    f"{suggest(lim.figure, [k for k in row if k.startswith(prefix)])}{why}; "
                                    "its figures: the columns of Result.flat()")
-            if lim.figure in measured:
+            if lim.figure in row:
                 seen.add(lim.figure)
             if not lim.holds(row):
                 broke.append(f"{lim.figure} {lim.shown(figure_value(row, lim.figure))}, not {lim.op} "
                              f"{lim.shown(lim.value)}")
         return Probe(n, row, broke)
 
-    with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
+    with open_executor("process", workers) if workers > 1 else contextlib.nullcontext() as opened:
+        pool = opened.executor if opened is not None else None   # (Ctrl-C stops the workers at once)
         probes, best, past = search(run_at, start, stop, precision, workers, on_probe)
-    _check_waits_seen(lims, seen, results)
-    return Capacity(setting, lims, probes, best, past, precision, results)
+    return Capacity(setting, lims, probes, best, past, precision, results, _waits_never_seen(lims, seen, results))
 
 
 def to_dict(cap: Capacity) -> dict[str, Any]:

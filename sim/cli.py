@@ -36,7 +36,10 @@ def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
         if not value.strip():   # (a shell variable that expanded to nothing, most often): never run with a null
             raise OltpsimError(f"--set {s!r}: no value; expected KEY=VALUE (KEY=null leaves {key} at its default)")
         # the later one would silently win: almost always a slip in a long command (users and params.users are one)
-        same = next((k for k in out if setting_path(k) == setting_path(key)), None)
+        path = setting_path(key)   # (a key and a mapping that holds it are one setting too: hardware.memory.size and
+        #                            hardware.memory={...})
+        same = next((k for k in out if setting_path(k) == path or setting_path(k).startswith(path + ".")
+                     or path.startswith(setting_path(k) + ".")), None)
         if same is not None:
             also = "" if same == key else f" (as --set {same})"
             raise OltpsimError(f"--set {key}: given twice{also} ({out[same]!r}, then {value.strip()!r}); give it once")
@@ -119,6 +122,13 @@ def _out_of_memory_keys(workload: str) -> str:
     procs = f" x {_PROCESSES[workload]}" if workload in _PROCESSES else ""
     return (f"; the settings that decide it: database.db_cache{cached} + database.shared_pool (the SGA), "
             f"database.server_memory per session{procs}, hardware.memory.size, hardware.memory.swap")
+
+
+def _refuse_named_twice(fixed: dict, profile: str | None, workload: str | None) -> None:
+    """--profile t5220 with --set profile=t5440: which was meant? refused, never one picked (as `run` does)."""
+    for key, value in (("profile", profile), ("workload", workload)):
+        if value is not None and key in fixed:
+            raise OltpsimError(f"--{key} {value} and --set {key}={fixed[key]}: the {key} given twice; give it once")
 
 
 def _check_output_file(option: str, path: str | None, reads: tuple = ()) -> None:
@@ -238,6 +248,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     points = sw.read_points(points_file) if points_file else None
     varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
     # (--profile and --workload name the scenario without a file: a sweep of profiles varies the one given)
+    _refuse_named_twice(fixed, profile, workload)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None and k not in varied})
     _check_plot(plot_x, by, varied)
     if metric is not None:
@@ -332,6 +343,7 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
             raise OltpsimError(f"--seed {seed} and --set run.seed={given}: two different seeds; give one of them "
                                "(--seed N is the same as --set run.seed=N)")
         fixed["run.seed"] = str(seed)
+    _refuse_named_twice(fixed, profile, workload)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
     _check_output_file("--json", json_file, (scenario_file, profile))
 

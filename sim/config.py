@@ -122,7 +122,9 @@ def _convert(tp: Any, value: Any, meta: dict, src: Source) -> Any:
     if tp in (int, float):
         if isinstance(value, str) and _EXPONENT.match(value.strip()):   # YAML 1.1 reads 1e3 as text, 1.0e+3 as a number
             number = float(value)
-            value = int(number) if tp is int and number.is_integer() and math.isfinite(number) else number
+            # a whole number is one written without a point (1e3), as 1000 is and 1000.0 is not (refused alike)
+            whole = tp is int and "." not in value and number.is_integer() and math.isfinite(number)
+            value = int(number) if whole else number
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (tp is int and not isinstance(value, int)):
             raise src.bad(value, _describe(tp))
         return _limits(tp(value), value, meta, src, _describe(tp))

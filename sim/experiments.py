@@ -14,7 +14,7 @@ import math
 import re
 import os
 import statistics
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Any
 from sim import scenario as scenario_mod
 from sim.config import OltpsimError, Source, build, param, read_yaml, replace_path, suggest
 from sim.metrics import batch_means_halfwidth
+from sim.executors import open_executor
 from sim.report import figure, table
 from sim.result import Result
 from sim.shapes import ClaimSpec, Verdict, verdict
@@ -315,7 +316,8 @@ def run_experiments(exps: list[ExperimentSpec], jobs: int = 1, progress: bool = 
             if bar:
                 bar.update()
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with open_executor("process", jobs) as opened:   # (Ctrl-C stops its workers at once)
+            pool = opened.executor
             futs = {pool.submit(_run_point, data, src): key for key, (data, src) in runs.items()}
             for fut in as_completed(futs):
                 done[futs[fut]] = fut.result()

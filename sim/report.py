@@ -161,8 +161,8 @@ def full(r: Result) -> str:
                      f"svc_t and %b are the drives', wait+svc the device's I/Os'" for n, d in r.devices.items()
                      if d["iops"] > 0 and abs(d.get("drive_ops_per_s", d["iops"]) / d["iops"] - 1.0) > 0.01]
             # a cache acknowledges a write before the drives destage it, so wait+svc may be below svc_t
-            notes += [f"  {n}: writes are acknowledged by the controller's write-back cache; svc_t counts the drives' "
-                      "destages, wait+svc the host's wait for the cache" for n, d in r.devices.items()
+            notes += [f"  {n}: writes are acknowledged by the controller's write-back cache; svc_t includes the drives' "
+                      "destages, a write's wait+svc is its wait for the cache" for n, d in r.devices.items()
                       if d["iops"] > 0 and d.get("write_cache")]
             # a controller's write-back cache that filled in the warm-up starts full (sim/hardware/write_cache.py)
             notes += [f"  {k.split('.', 1)[1]}: its write-back cache filled at {v:.2f} MB/s in the warm-up, so the "

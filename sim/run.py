@@ -211,8 +211,12 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     start = env.now
     batches: list[float] = []
     last = 0
+    exhausted = system.vm.exhausted   # (every steady workload so far starts its processes by start(): admitted)
     while True:
         env.run(until=env.now + spec.batch)
+        if exhausted.triggered:   # processes started since, past RAM + swap
+            result.status, result.message = "out_of_memory", f"{system.vm.shortfall_message()} ({env.now:g} s in)"
+            return
         batches.append((workload.completed - last) / spec.batch)
         last = workload.completed
         measured = env.now - start
@@ -299,7 +303,7 @@ def _collect(system: System, result: Result, span: float) -> None:
             "avg_response_ms": 1000.0 * dev.response.mean if dev.response.n else 0.0,
             "drive_ops_per_s": n / span,
         }
-        if getattr(dev, "cache", None) is not None:   # writes acknowledged by a controller's write-back cache
+        if getattr(dev, "cache", None) is not None and dev.cache.writes:   # writes a write-back cache acknowledged
             result.devices[name]["write_cache"] = True
     if inst.datafiles is not None:   # physical I/O of the datafiles, as AWR's Load Profile shows it
         fs = inst.datafiles

@@ -959,11 +959,15 @@ def test_one_setting_under_two_names_and_json_onto_an_input_are_refused(tmp_path
     base = ("run", "--profile", "t5220", "--workload", "tpcc")
     for extra, fragment in [(("--set", "users=8", "--set", "params.users=9"), "given twice (as --set users)"),
                             (("--set", "users=8", "--set", "profile=t5440"), "the profile given twice"),
-                            (("--set", "users=8", "--set", "users=9"), "given twice")]:
+                            (("--set", "users=8", "--set", "users=9"), "given twice"),
+                            (("--set", "users=8", "--set", "hardware.memory.size=8GB", "--set",
+                              "hardware.memory={latency: 120 ns}"), "given twice (as --set hardware.memory.size)")]:
         out = _cli(*base, *extra)
         assert out.returncode == 2 and fragment in out.stderr and "Traceback" not in out.stderr, out.stderr
     out = _cli("sweep", *base[1:], "--vary", "users=4", "--vary", "params.users=8,16", "--out", str(tmp_path / "sw"))
     assert out.returncode == 2 and "varied under two names" in out.stderr and not (tmp_path / "sw").exists()
+    out = _cli("capacity", *base[1:], "--set", "profile=t5440", "--limit", "cpu_busy <= 80%")
+    assert out.returncode == 2 and "the profile given twice" in out.stderr
     out = _cli("settings", "--workload", "sqlldr", "--set", "direct=true", "--set", "params.direct=false")
     assert out.returncode == 2 and "given twice" in out.stderr
     scenario_file = tmp_path / "s.yaml"

@@ -350,3 +350,14 @@ def test_a_mirrored_device_reports_drive_operations_that_make_its_busy_share():
     assert d["drive_ops_per_s"] * d["avg_service_ms"] / 1000.0 / drives == pytest.approx(d["util_pct"] / 100.0, rel=0.05)
     assert f"array: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s" \
         in report.full(r)
+
+
+def test_the_write_back_cache_note_is_for_devices_whose_writes_it_took():
+    r = _steady_result()
+    r.devices = {"array": {"iops": 100.0, "mb_per_s": 1.0, "util_pct": 10.0, "avg_service_ms": 6.0,
+                           "avg_response_ms": 3.0, "drive_ops_per_s": 100.0, "write_cache": True},
+                 "redo": {"iops": 50.0, "mb_per_s": 1.0, "util_pct": 5.0, "avg_service_ms": 1.0,
+                          "avg_response_ms": 1.0, "drive_ops_per_s": 50.0}}
+    text = report.full(r)
+    assert "array: writes are acknowledged by the controller's write-back cache" in text
+    assert "redo: writes are acknowledged" not in text
