@@ -307,6 +307,16 @@ def test_hardware_changes_lay_over_the_profile_and_leave_it_alone():
     assert base.memory.size == 6 * 2**30 and base.cpu.sockets == 16  # the cached profile is not changed
 
 
+def test_a_profile_edited_in_place_leaves_the_next_load_as_the_file_says():
+    """A notebook that empties a loaded profile's disk groups (its mappings are plain dicts) does not change
+    the next scenario's: the parse is shared, each load is a copy (one shared object had cut the next
+    fresh load's TPM in half)."""
+    edited = load_profile("ue10000")
+    edited.storage.disk_groups.clear()
+    sc = scenario.load(None, {"users": 9}, profile="ue10000", workload="tpcc")
+    assert list(sc.profile.storage.disk_groups) == list(load_profile("ue10000").storage.disk_groups) != []
+
+
 @pytest.mark.parametrize("change, path, fragment", [
     ({"hardware.memory.sise": "10 GB"}, "hardware.memory.sise", "did you mean 'size'"),
     ({"hardware.memory.size": "ten"}, "hardware.memory.size", "a size with a unit"),

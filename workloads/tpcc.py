@@ -161,7 +161,7 @@ class Workload:
         # numbers, synchronised per terminal: a change of timing elsewhere does not reshuffle whose
         # turn a draw is). Behind a TP monitor a request is served by whichever session is free:
         # the streams are shared there, one pair for the whole workload.
-        self.streams = _Streams(Draws(system.rng("tpcc")), system.rng("tpcc:io"))
+        self.streams = _Streams(Draws(system.rng("tpcc")), system.rng("tpcc:io"), system.rng("tpcc:dirty"))
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
         self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
         # a user's phases in steady state, weighted by their share of the mean cycle
@@ -323,7 +323,7 @@ class Workload:
                 yield session.cpu(piece, SYSCALL_SHARE)
                 yield from session.read_block(os_cached, files)
             yield session.cpu(piece, SYSCALL_SHARE)
-            for blocks, files, checkpoint in self.io.dirtied(kind, scale, streams.io):
+            for blocks, files, checkpoint in self.io.dirtied(kind, scale, streams.dirty):
                 session.dirtied(blocks, files, checkpoint)
         if REDO_BYTES[kind] > 0.0:
             yield from session.commit(REDO_BYTES[kind] * scale)
@@ -359,20 +359,22 @@ class Workload:
 class _Streams:
     """The random numbers a terminal's work is drawn from: `draws` for what it does (transaction
     types, think times, New-Order's lines), `io` for what its transactions' blocks find (misses,
-    page-cache hits, blocks dirtied)."""
+    page-cache hits), `dirty` for the blocks they leave dirty. How many draws the dirty blocks take
+    depends on the checkpoint pace, which moves with timing: on a stream of their own they cannot
+    shift a terminal's misses under a what-if that changes only timing."""
 
-    __slots__ = ("draws", "io")
+    __slots__ = ("draws", "io", "dirty")
     BLOCK = 64   # a terminal's draws a block: ~8 transactions' worth, 1 KB a terminal (4,096 would be 64 KB)
 
-    def __init__(self, draws: Draws, io: np.random.Generator | None):
-        self.draws = draws
-        self.io = io
+    def __init__(self, draws: Draws, io: np.random.Generator | None, dirty: np.random.Generator | None):
+        self.draws, self.io, self.dirty = draws, io, dirty
 
     @classmethod
     def of_terminal(cls, system, index: int, with_io: bool) -> "_Streams":
-        """Terminal `index`'s own streams (its I/O stream only where its transactions do I/O)."""
+        """Terminal `index`'s own streams (its I/O streams only where its transactions do I/O)."""
         return cls(Draws(system.rng("tpcc:terminal", index), cls.BLOCK),
-                   system.rng("tpcc:terminal-io", index) if with_io else None)
+                   system.rng("tpcc:terminal-io", index) if with_io else None,
+                   system.rng("tpcc:terminal-dirty", index) if with_io else None)
 
 
 class _IoPlan:

@@ -7,6 +7,7 @@ caches, memory (size, latency, bandwidth, NUMA), swap and storage devices. Value
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -323,9 +324,10 @@ def load_profile(name_or_path: str | Path, changes: dict | None = None,
     """
     path = _profile_path(name_or_path)
     stat = path.stat()
-    profile = _load(str(path), stat.st_mtime_ns, stat.st_size)
     if not changes:
-        return profile
+        # a copy: the parse is shared, and a notebook that edits a profile's storage mapping in place would
+        # otherwise change every later load of it in the process
+        return copy.deepcopy(_load(str(path), stat.st_mtime_ns, stat.st_size))
     src = src or Source("<hardware changes>")
     base = read_yaml(path)
     _refuse_unknown_devices(base, changes, src)
