@@ -310,3 +310,45 @@ def test_a_filled_cache_whose_writes_slow_gives_its_stand_ins_back():
     assert all(seq >= 0 for _off, seq, _n in vol.cache.dirty)
     held = sum(n for _off, _seq, n in vol.cache.dirty) + sum(n for _off, n in vol.cache.log)
     assert vol.cache.size - vol.cache.free == pytest.approx(held + vol.cache.in_flight * 8 * KB, abs=64 * 8 * KB)
+
+
+def test_unfill_everything_takes_back_every_random_write_not_destaged_and_keeps_the_account():
+    """Filled at 400 writes/s, then offered 100/s: taking back everything not yet destaged (the timeout's writes
+    held again, sim/run.py) leaves no random write dirty, and what the cache holds is then only what is in flight
+    or sequential; the bytes taken back leave the accepted total, so accepted = destaged + held still."""
+    env = simpy.Environment()
+    vol = _volume(env, 64 * 2**20)
+    _paced_writer(env, vol, 400.0, until=15.0, then=100.0)
+    vol.cache.watch(5.0)
+    env.run(until=15.0)
+    vol.cache.settle()
+    env.run(until=16.0)
+    real = sum(n for _off, seq, n in vol.cache.dirty if seq >= 0)
+    assert real > 0   # real writes are waiting, beside the stand-ins
+    stand_ins = sum(n for _off, seq, n in vol.cache.dirty if seq < 0)
+    removed = vol.cache.unfill(everything=True)
+    assert removed == pytest.approx(real + stand_ins) and vol.cache.dirty == []
+    held = vol.cache.size - vol.cache.free
+    assert held == pytest.approx(sum(n for _off, n in vol.cache.log) + vol.cache.in_flight * 8 * KB, abs=8 * KB)
+    assert vol.cache.accepted_total - vol.cache.destaged_total == pytest.approx(held)
+
+
+class _Draining:
+    """A cache stand-in whose occupancy falls by `rate` a second to `floor`, then stays there."""
+
+    def __init__(self, env, start, rate, floor):
+        self.env, self.start, self.rate, self.floor = env, start, rate, floor
+
+    def occupancy(self):
+        return max(self.floor, self.start - self.rate * self.env.now)
+
+
+@pytest.mark.parametrize("start, rate, floor, drained_by", [
+    (0.02, 0.001, 0.005, 20.0),    # falls for 15 s to a floor of 0.5%: done once a step no longer falls
+    (0.025, 0.001, 0.0, 25.0),     # falls to empty: done under 0.1%
+    (0.5, 0.0001, 0.0, 300.0)])    # would take 5,000 s: cut at DRAIN_LIMIT
+def test_the_warm_up_goes_on_while_a_cache_drains(start, rate, floor, drained_by):
+    from sim.run import DRAIN_LIMIT, DRAIN_STEP, _until_drained
+    env = simpy.Environment()
+    _until_drained(env, [_Draining(env, start, rate, floor)])
+    assert drained_by <= env.now <= drained_by + DRAIN_STEP and env.now <= DRAIN_LIMIT

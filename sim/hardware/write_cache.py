@@ -200,10 +200,11 @@ class WriteBackCache:
         writes = self.writes_total - w0[3] if w0 is not None else 0
         return writes > 0 and self.waited - w0[6] > writes / 2
 
-    def unfill(self) -> float:
-        """Take back the stand-ins settle added that are not yet destaged; returns their bytes."""
-        kept = [e for e in self.dirty if e[1] >= 0]
-        removed = sum(e[2] for e in self.dirty if e[1] < 0)
+    def unfill(self, everything: bool = False) -> float:
+        """Take back the stand-ins settle added that are not yet destaged (`everything`: every random write not
+        yet destaged, the real ones too); returns their bytes."""
+        kept = [] if everything else [e for e in self.dirty if e[1] >= 0]
+        removed = sum(e[2] for e in self.dirty) - sum(e[2] for e in kept)
         self.dirty = kept
         self.free += removed
         self.accepted_total -= removed
