@@ -13,7 +13,7 @@ import simpy
 from sim.config import OltpsimError
 from sim.db.checkpoint import PACE_WINDOW
 from sim.db.dbwr import TIMEOUT as DBWR_TIMEOUT
-from sim.metrics import batch_means_halfwidth
+from sim.metrics import BatchMeans, batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
 from sim.system import System
@@ -106,14 +106,16 @@ def _until_the_writer_has_written(system: System) -> None:
         env.run(until=min(limit, env.now + 0.1))
 
 
-def precise_enough(batches: list[float], min_batches: int, target: float) -> bool:
-    """The stopping rule: at least min_batches batch means, and a 95% half-width within `target` of their mean.
-    Equal counts in a few short batches are chance, not precision: a zero half-width stops only from 10."""
-    if len(batches) < min_batches:
+def precise_enough(batches: BatchMeans, min_batches: int, target: float) -> bool:
+    """The stopping rule: at least min_batches batch means (as merged while autocorrelated), and a 95% half-width
+    within `target` of their mean. Equal counts in a few short batches are chance, not precision: a zero
+    half-width stops only from 10."""
+    means, _per = batches.batches()
+    if len(means) < min_batches:
         return False
-    mean = sum(batches) / len(batches)
-    hw = batch_means_halfwidth(batches)
-    return mean > 0 and hw / mean <= target and (hw > 0 or len(batches) >= _SURE_OF_ZERO)
+    mean = batches.mean
+    hw = batch_means_halfwidth(means)
+    return mean > 0 and hw / mean <= target and (hw > 0 or len(means) >= _SURE_OF_ZERO)
 
 
 def _write_caches(system: System) -> list:
@@ -229,15 +231,16 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     system.reset_stats()
     workload.reset_stats()
     start = env.now
-    batches: list[float] = []
+    batches = BatchMeans()
     last = 0
     exhausted = system.vm.exhausted   # (every steady workload so far starts its processes by start(): admitted)
     while True:
-        env.run(until=env.now + spec.batch)
+        # a batch's end from the start, not now + batch: that sum drifts (30,000 10-ms batches ended at 302.59999999987 s)
+        env.run(until=start + (batches.count + 1) * spec.batch)
         if exhausted.triggered:   # processes started since, past RAM + swap
             result.status, result.message = "out_of_memory", f"{system.vm.shortfall_message()} ({env.now:g} s in)"
             return
-        batches.append((workload.completed - last) / spec.batch)
+        batches.add((workload.completed - last) / spec.batch)
         last = workload.completed
         measured = env.now - start
         if progress:
@@ -250,10 +253,12 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     report = workload.report(span)
     result.tpm = report.pop("tpm")
     result.throughput_per_s = report.pop("throughput_per_s")
-    result.tpm_half_width = batch_means_halfwidth(batches) * 60.0
+    means, per = batches.batches()
+    result.tpm_half_width = batch_means_halfwidth(means) * 60.0
     result.response = report.pop("response", {})
     result.extra.update(report)
-    result.extra["batches"] = len(batches)
+    result.extra["batches"] = len(means)
+    result.extra["batch_s"] = spec.batch * per   # the batches' length, as merged
     result.measured_time = span
     _collect(system, result, span)
 

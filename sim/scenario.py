@@ -61,8 +61,10 @@ class RunSpec:
     batch: float = param("length of one batch for batch means (steady-state runs; at least 1 ms: a batch must "
                          "hold transactions, and the stopping rule's work per batch would dominate a shorter one)",
                          kind="time", default="1 s", positive=True, minimum=1e-3)
-    min_batches: int = param("batches before the stopping rule may stop (batches all equal, a zero half-width, "
-                             "stop it only from 10: below that equal counts are chance)", default=10, minimum=2)
+    min_batches: int = param("batches before the stopping rule may stop, counted as merged where autocorrelated "
+                             "(sim/metrics.py BatchMeans; batches all equal, a zero half-width, stop it only from "
+                             "10: below that equal counts are chance; 20, not 10: a run that stopped at 10-29 "
+                             "batches covered its mean 88% of the time)", default=20, minimum=2)
     target_half_width: float = param("stop when the 95% CI half-width of throughput is within this fraction",
                                      kind="fraction", default="1%", positive=True)
     settle_writer: bool = param("at the end of the warm-up, the writers start where a long run has them: a "

@@ -891,7 +891,7 @@ def test_cpu_count_is_taken_only_where_something_reads_it(workload, profile, set
 
 
 @pytest.mark.parametrize("key, value, default", [
-    ("run.warmup", "1 s", "2 s"), ("run.batch", "0.5 s", "1 s"), ("run.min_batches", "3", "10"),
+    ("run.warmup", "1 s", "2 s"), ("run.batch", "0.5 s", "1 s"), ("run.min_batches", "3", "20"),
     ("run.target_half_width", "2%", "1%"), ("run.settle_writer", "false", "true")])
 @pytest.mark.parametrize("workload, sets", [("rman", {"channels": "2"}), ("sqlldr", {"data_size": "1 GB"}),
                                             ("ctas", {}), ("create_index", {})])

@@ -249,13 +249,20 @@ def test_a_run_stops_at_its_precision_target_but_not_before_min_batches():
 def test_equal_batches_by_chance_do_not_stop_a_run_but_ten_do():
     """Two 50-ms batches of a short SLOB run once counted the same reads: a zero half-width from two batches
     stopped the run at 0.1 s. Equal counts stop it only from 10 batches (a run that does not vary)."""
+    from sim.metrics import BatchMeans
     from sim.run import precise_enough
-    assert not precise_enough([640.0, 640.0], 2, 0.01)
-    assert not precise_enough([640.0] * 9, 2, 0.01)
-    assert precise_enough([640.0] * 10, 2, 0.01)
-    assert precise_enough([640.0, 641.0, 640.5], 2, 0.01)            # a real interval, narrow enough
-    assert not precise_enough([640.0, 641.0, 640.5], 4, 0.01)        # ... before min_batches
-    assert not precise_enough([0.0] * 12, 2, 0.01)                   # nothing done is no estimate
+
+    def precise(values, min_batches, target):
+        batches = BatchMeans()
+        for v in values:
+            batches.add(v)
+        return precise_enough(batches, min_batches, target)
+    assert not precise([640.0, 640.0], 2, 0.01)
+    assert not precise([640.0] * 9, 2, 0.01)
+    assert precise([640.0] * 10, 2, 0.01)
+    assert precise([640.0, 641.0, 640.5], 2, 0.01)            # a real interval, narrow enough
+    assert not precise([640.0, 641.0, 640.5], 4, 0.01)        # ... before min_batches
+    assert not precise([0.0] * 12, 2, 0.01)                   # nothing done is no estimate
 
 
 def test_the_reported_interval_is_as_wide_as_the_spread_between_seeds():

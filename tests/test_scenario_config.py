@@ -308,7 +308,7 @@ def test_the_os_and_run_defaults_are_the_documented_ones():
     # at least 10 of them, a 1% half-width, settle_writer on, no cap
     spec = load().spec
     assert spec.os == OsSpec(quantum=0.010, filesystem="raw", redo_filesystem="raw", bits=64, page_replacement="lru")
-    assert spec.run == RunSpec(seed=1, warmup=2.0, batch=1.0, min_batches=10, target_half_width=0.01,
+    assert spec.run == RunSpec(seed=1, warmup=2.0, batch=1.0, min_batches=20, target_half_width=0.01,
                                settle_writer=True, max_time=None)
     assert spec.name == "" and spec.hardware == {} and spec.database.oracle_bits == 64
 
@@ -498,7 +498,7 @@ def test_the_run_settings_each_kind_of_run_reads():
 
 
 def test_a_steady_run_setting_at_its_default_is_no_change_for_a_batch_job():
-    sc = load(workload="rman", channels=1, **{"run.warmup": "2 s", "run.min_batches": 10, "run.seed": 5})
+    sc = load(workload="rman", channels=1, **{"run.warmup": "2 s", "run.min_batches": 20, "run.seed": 5})
     assert sc.spec.run.seed == 5
     e = refused_setting("run.warmup", "3 s", workload="rman", channels=1)
     assert "a batch job" in e.problem
