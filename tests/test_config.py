@@ -200,8 +200,12 @@ def test_a_key_given_twice_stops_a_run_and_a_profile(tmp_path):
 
 def test_a_profile_is_parsed_once_until_its_file_changes(tmp_path):
     path = write_profile(tmp_path, lambda d: None)
+    from sim.hardware.profile import _load
     first = load_profile(path)
-    assert load_profile(path) is first          # a sweep's points share one parse
+    hits = _load.cache_info().hits
+    again = load_profile(path)
+    assert _load.cache_info().hits == hits + 1   # a sweep's points share one parse ...
+    assert again == first and again is not first  # ... each a copy of it
     write_profile(tmp_path, lambda d: d["cpu"].update(sockets=2))
     assert load_profile(path).cpu.sockets == 2 and first.cpu.sockets == 1
 
