@@ -164,7 +164,10 @@ class BatchMeans:
     LAG1_LIMIT = 0.1
     LAG1_FROM = 20
 
-    def __init__(self):
+    def __init__(self, keep: int = MAX_KEPT):
+        """keep: batches kept before pairs merge, at least MAX_KEPT (a run's run.min_batches x 2: merged, as
+        many as it needs)."""
+        self.max_kept = max(self.MAX_KEPT, keep)
         self.kept: list[float] = []    # means of batches of `per` base batches each
         self.per = 1
         self.count = 0                 # base batches seen
@@ -180,7 +183,7 @@ class BatchMeans:
         if self._part_n == self.per:
             self.kept.append(self._part / self.per)
             self._part, self._part_n = 0.0, 0
-            if len(self.kept) >= self.MAX_KEPT:
+            if len(self.kept) >= self.max_kept:
                 self.kept, self.per = self._merged(self.kept), self.per * 2
 
     def _merged(self, means: list[float]) -> list[float]:

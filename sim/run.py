@@ -159,18 +159,19 @@ def _settle_writer(system: System, result: Result) -> int:
 
 
 DRAIN_STEP = 5.0      # s: a step long enough that a draining cache's occupancy falls across it despite the writes' noise
+DRAIN_RISE = 0.002    # a rise over a step above this share of the cache: still filling (with DBWR's backlog)
 DRAIN_LIMIT = 300.0   # s of warm-up at most
 
 
 def _until_drained(env, caches: list) -> None:
-    """Warm up on while a cache drains: DBWR's backlog of the timeout's writes, held again, goes through it once
-    (1,900 blocks into the opteron 4-way's cache, 25 s to destage, all into a measured run). It is drained when
-    its occupancy no longer falls over a step (or is under 0.1%)."""
+    """Warm up on while a cache fills with DBWR's backlog of the timeout's writes, held again, or drains it (1,900
+    blocks into the opteron 4-way's cache, 25 s to destage, all into a measured run). It has settled when its
+    occupancy over a step neither fell nor rose by more than DRAIN_RISE, or is under 0.1%."""
     end = env.now + DRAIN_LIMIT
-    while env.now < end:
+    while caches and env.now < end:
         before = [c.occupancy() for c in caches]
         env.run(until=min(end, env.now + DRAIN_STEP))
-        if all(c.occupancy() >= b or c.occupancy() < 0.001 for b, c in zip(before, caches)):
+        if all(c.occupancy() < 0.001 or b <= c.occupancy() <= b + DRAIN_RISE for b, c in zip(before, caches)):
             return
 
 
@@ -179,8 +180,8 @@ def _warm_up(system: System, result: Result) -> None:
     controller's write-back cache that fills starts full (_fill_caches), then DBWR is judged at the pace
     that leaves it (one behind starts at its free-buffer limit, sim/db/dbwr.py), then the checkpoint
     timeout's writes start where DBWR keeps up. Where a cache is full with them, DBWR is judged again; if
-    they put it behind, they are held after all (and a cache filled with them takes its stand-ins back).
-    Each change is followed by a warm-up at it."""
+    they put it behind, they are held after all (a cache filled with them gives back every write not yet
+    destaged, and the warm-up goes on until it has settled). Each change is followed by a warm-up at it."""
     env, spec = system.env, system.scenario.spec.run
     caches = _write_caches(system) if spec.settle_writer else []
     if spec.settle_writer:
@@ -209,9 +210,9 @@ def _warm_up(system: System, result: Result) -> None:
                 if system.instance.writer_fill_rate() > 0.0:   # behind: the timeout's writes stay held
                     system.instance.hold_checkpoints()
                     for name, c in filled:
-                        # all it took in since they started, not only the stand-ins: the real writes the timeout
-                        # had added kept the drives ~50% busier for ~90 s of a measured run (opteron 4-way, 2,500
-                        # users) while they drained
+                        # every write not yet destaged, not only the stand-ins: the real ones, mostly the timeout's,
+                        # kept the drives ~50% busier for ~90 s of a measured run (opteron 4-way, 2,500 users)
+                        # while they drained; without the timeout this cache keeps up, near empty
                         c.unfill(everything=True)
                         result.extra.pop(f"write_cache_fill_mb_per_s.{name}", None)
                     _advance(env, spec.warmup)
@@ -231,7 +232,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     system.reset_stats()
     workload.reset_stats()
     start = env.now
-    batches = BatchMeans()
+    batches = BatchMeans(keep=2 * spec.min_batches)
     last = 0
     exhausted = system.vm.exhausted   # (every steady workload so far starts its processes by start(): admitted)
     while True:
@@ -257,7 +258,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     result.tpm_half_width = batch_means_halfwidth(means) * 60.0
     result.response = report.pop("response", {})
     result.extra.update(report)
-    result.extra["batches"] = len(means)
+    result.extra["batches"] = len(means)   # the interval's, as merged (of batch_s each)
     result.extra["batch_s"] = spec.batch * per   # the batches' length, as merged
     result.measured_time = span
     _collect(system, result, span)

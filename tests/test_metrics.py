@@ -202,3 +202,18 @@ def test_batch_means_keep_the_mean_and_a_bounded_number_of_batches():
 def test_lag1_of_a_series():
     assert lag1([1.0, 2.0, 1.0, 2.0, 1.0, 2.0]) == pytest.approx(-5 / 6)   # 5 products of -1/4 over 6 of 1/4
     assert lag1([3.0] * 5) == 0.0
+
+
+def test_a_minimum_above_the_batches_kept_can_be_met():
+    """Pairs merge when the batches kept reach max(MAX_KEPT, keep): a run's keep is twice its run.min_batches, so
+    150 batches are reached (with 128 kept at most, a minimum of 128 or more never was: the run went to its
+    cap)."""
+    from sim.run import precise_enough
+    b = BatchMeans(keep=2 * 150)
+    stopped = None
+    for i in range(5_000):
+        b.add(640.0 + i % 2)
+        if precise_enough(b, 150, 0.01):
+            stopped = i + 1
+            break
+    assert stopped == 150 and len(b.batches()[0]) == 150

@@ -305,7 +305,7 @@ def refused_setting(key, value, *, workload="tpcc", **extra) -> ConfigError:
 
 def test_the_os_and_run_defaults_are_the_documented_ones():
     # oltpsim settings: os.quantum 10 ms, raw paths, a 64-bit kernel, LRU; run.seed 1, warm-up 2 s, batches of 1 s,
-    # at least 10 of them, a 1% half-width, settle_writer on, no cap
+    # at least 20 of them, a 1% half-width, settle_writer on, no cap
     spec = load().spec
     assert spec.os == OsSpec(quantum=0.010, filesystem="raw", redo_filesystem="raw", bits=64, page_replacement="lru")
     assert spec.run == RunSpec(seed=1, warmup=2.0, batch=1.0, min_batches=20, target_half_width=0.01,

@@ -333,22 +333,31 @@ def test_unfill_everything_takes_back_every_random_write_not_destaged_and_keeps_
     assert vol.cache.accepted_total - vol.cache.destaged_total == pytest.approx(held)
 
 
-class _Draining:
-    """A cache stand-in whose occupancy falls by `rate` a second to `floor`, then stays there."""
+class _Occupied:
+    """A cache stand-in whose occupancy is a function of time."""
 
-    def __init__(self, env, start, rate, floor):
-        self.env, self.start, self.rate, self.floor = env, start, rate, floor
+    def __init__(self, env, occupancy):
+        self.env, self._occupancy = env, occupancy
 
     def occupancy(self):
-        return max(self.floor, self.start - self.rate * self.env.now)
+        return self._occupancy(self.env.now)
 
 
-@pytest.mark.parametrize("start, rate, floor, drained_by", [
-    (0.02, 0.001, 0.005, 20.0),    # falls for 15 s to a floor of 0.5%: done once a step no longer falls
-    (0.025, 0.001, 0.0, 25.0),     # falls to empty: done under 0.1%
-    (0.5, 0.0001, 0.0, 300.0)])    # would take 5,000 s: cut at DRAIN_LIMIT
-def test_the_warm_up_goes_on_while_a_cache_drains(start, rate, floor, drained_by):
+@pytest.mark.parametrize("occupancy, settled_by", [
+    (lambda t: max(0.005, 0.02 - 0.001 * t), 20.0),     # falls for 15 s to a floor of 0.5%: settled once a step is flat
+    (lambda t: max(0.0, 0.025 - 0.001 * t), 25.0),      # falls to empty: settled under 0.1%
+    (lambda t: 0.002 * t if t < 8 else max(0.0, 0.016 - 0.001 * (t - 8)), 25.0),   # fills with DBWR's backlog, then drains
+    (lambda t: 0.02 + 0.0001 * t, 5.0),                 # creeps up by less than DRAIN_RISE a step: settled
+    (lambda t: max(0.0, 0.5 - 0.0001 * t), 300.0)])     # would take 5,000 s: cut at DRAIN_LIMIT
+def test_the_warm_up_goes_on_while_a_cache_fills_or_drains(occupancy, settled_by):
     from sim.run import DRAIN_LIMIT, DRAIN_STEP, _until_drained
     env = simpy.Environment()
-    _until_drained(env, [_Draining(env, start, rate, floor)])
-    assert drained_by <= env.now <= drained_by + DRAIN_STEP and env.now <= DRAIN_LIMIT
+    _until_drained(env, [_Occupied(env, occupancy)])
+    assert settled_by <= env.now <= settled_by + DRAIN_STEP and env.now <= DRAIN_LIMIT
+
+
+def test_no_cache_to_drain_is_no_warm_up():
+    from sim.run import _until_drained
+    env = simpy.Environment()
+    _until_drained(env, [])
+    assert env.now == 0.0

@@ -160,7 +160,7 @@ class Workload:
         # what-ifs run at one seed give every terminal the same sequence of work (common random
         # numbers, synchronised per terminal: a change of timing elsewhere does not reshuffle whose
         # turn a draw is). Behind a TP monitor a request is served by whichever session is free:
-        # the streams are shared there, one pair for the whole workload.
+        # the streams are shared there, one set for the whole workload.
         self.streams = _Streams(Draws(system.rng("tpcc")), system.rng("tpcc:io"), system.rng("tpcc:dirty"))
         mix = np.array([params.mix.get(t, 0.0) for t in TYPES], dtype=float)
         self.cum_mix = np.cumsum(mix / mix.sum()).tolist()
