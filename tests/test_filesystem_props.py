@@ -290,3 +290,28 @@ def test_a_log_passes_anything_but_appends_straight_to_the_device():
     assert cpu.log == [] and log.position == 0.0
     assert [d[1:] for d in disk.log] == [("read", 4096.0, 12288.0, True), ("write", 4096.0, 12288.0, True),
                                         ("write", 4096.0, None, False)]
+
+
+def test_a_write_given_no_file_locks_a_file_picked_uniformly():
+    """write() with no file (a writer that does not order its writes by file) takes the lock of a file drawn
+    uniformly, as a read does: 4,000 writes over 4 files lock each about 1,000 times (binomial, p = 1/4:
+    within 4 sd = 4 x 27), none left out."""
+    n = 4000
+    env, cpu, disk, fs = _fs("ufs_direct", files=4)
+    for _ in range(n):
+        env.process(fs.write())
+    env.run()
+    counts = [lock.stats()["write_acquires"] for lock in fs.locks]
+    sd = (n * 0.25 * 0.75) ** 0.5
+    assert sum(counts) == n and all(abs(c - n / 4) <= 4 * sd for c in counts)
+
+
+def test_a_log_size_that_is_not_whole_pages_is_cut_to_whole_pages():
+    """Logs of 20,000 bytes on 8 KB pages hold two whole pages (16 KB): through the page cache a third
+    8 KB append is back at the start. A circle of 20,000 bytes would begin its next turn mid-page, at byte
+    20,000: the append's two pages written at 16 KB, past the logs' end."""
+    _cpu, io, log = _log("ufs_buffered", [8192, 8192, 8192], size=20_000.0)
+    assert log.size == 16384.0
+    assert [(k, n, o) for k, n, o, _s in io] == [("write", 8192.0, 0.0), ("write", 8192.0, 8192.0),
+                                                  ("write", 8192.0, 0.0)]
+    assert all(off + n <= log.size for _k, n, off, _s in io)

@@ -10,7 +10,7 @@ import simpy
 
 from sim.db.instance import WaitEvents
 from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS
-from sim.db.physical_io import AsyncReader, BatchReader, ReadAhead, ReadCosts, ReadPaths
+from sim.db.physical_io import AsyncReader, BatchReader, ReadAhead, ReadCosts, ReadPaths, WriteBehind
 
 COSTS = ReadCosts(sql=10_000.0, cache=3_000.0, async_io=500.0, sys_share=0.25)
 RATE = 1e9   # instructions a second of a strand alone
@@ -179,3 +179,82 @@ def test_a_batch_reader_submits_its_slots_at_once_and_pays_for_the_batch():
     assert (reader.reads_done, reader.read_time) == (3, pytest.approx(3e-3))
     ev = paths.instance.waits.events["Disk file I/O Calibration"]
     assert (ev.waits, ev.time) == (1, pytest.approx(1e-3))
+
+
+def test_a_latch_got_without_a_sleep_books_no_latch_wait():
+    """Latches that never sleep (spin 0, sleep 0): three misses book 'db file sequential read' only, not
+    a latch wait of no time for every get (that would count waits AWR never sees)."""
+    env, dev, paths, session = _paths(0.0)
+    _read(env, paths, session, 3)
+    assert list(paths.instance.waits.events) == ["db file sequential read"]
+    assert (paths.cbc.gets, paths.lru.gets) == (3, 3)
+
+
+class _Dbwr:
+    """Too many dirty buffers: a free buffer takes 2 ms."""
+
+    def __init__(self, env):
+        self.env, self.asked = env, 0
+
+    def free_buffer(self):
+        self.asked += 1
+        yield self.env.timeout(2e-3)
+
+
+def test_a_miss_waits_for_a_free_buffer_before_its_read_and_books_the_read_alone():
+    """With DBWR behind, a miss first gets a free buffer (2 ms here), then reads (1 ms): the read is issued
+    at 2 ms, the block is there at 3 ms, and 'db file sequential read' is the 1 ms of the read, not the 3 ms
+    (the free buffer's wait is DBWR's to book). A hit needs no buffer."""
+    env, dev, paths, session = _paths(0.0)
+    paths.instance.dbwr = _Dbwr(env)
+    _read(env, paths, session, 1)
+    assert [r[0] for r in dev.reads] == [pytest.approx(2e-3)] and env.now == pytest.approx(3e-3)
+    ev = paths.instance.waits.events["db file sequential read"]
+    assert (ev.waits, ev.time) == (1, pytest.approx(1e-3))
+    env, dev, paths, session = _paths(1.0)
+    paths.instance.dbwr = _Dbwr(env)
+    _read(env, paths, session, 1)
+    assert paths.instance.dbwr.asked == 0 and env.now == 0.0
+
+
+def test_read_ahead_of_less_than_a_buffer_reads_just_that():
+    """0.3 MB to read in 1-MB buffers: one read of 0.3 MB at the offset, nothing past it."""
+    mb = 2 ** 20
+    env = simpy.Environment()
+    dev, session = _LogDevice(env), _Session(env)
+    session.instance = _Instance(env)
+    ra = ReadAhead(session, dev, 4 * mb, 0.3 * mb, mb, "backup read")
+    got = []
+
+    def proc():
+        got.append((yield from ra.next_buffer()))
+    env.process(proc())
+    env.run()
+    assert got == [0.3 * mb] and ra.left == 0
+    assert [r[2:] for r in dev.reads] == [(0.3 * mb, 4 * mb)]
+
+
+def test_write_behind_keeps_at_most_its_slots_in_flight_and_books_only_the_time_it_waits():
+    """Two slots, 1-ms writes, a job writing five blocks with no work between them: writes 1-2 go at 0;
+    the third finds both slots taken and waits until they end at 1 ms (a wait of 1 ms), then 3 and 4 go;
+    the fifth waits until 2 ms; drain() waits for it, to 3 ms. Three waits of 1 ms under the event, never
+    more than two writes in flight; a drain with nothing in flight returns at once and books nothing."""
+    env = simpy.Environment()
+    dev, session = _Device(env), _Session(env)
+    session.instance = _Instance(env)
+    wb = WriteBehind(session, dev, 2, "direct path write")
+    peak = []
+
+    def job():
+        for _ in range(5):
+            yield from wb.write(8192.0)
+            peak.append(wb.in_flight)
+        yield from wb.drain()
+        yield from wb.drain()
+    env.process(job())
+    env.run()
+    assert [r[0] for r in dev.reads] == pytest.approx([0.0, 0.0, 1e-3, 1e-3, 2e-3])
+    assert [r[1:] for r in dev.reads] == [("write", 8192.0)] * 5
+    assert max(peak) == 2 and wb.in_flight == 0 and env.now == pytest.approx(3e-3)
+    ev = session.instance.waits.events["direct path write"]
+    assert (ev.waits, ev.time) == (3, pytest.approx(3e-3))

@@ -168,3 +168,86 @@ def test_a_commit_whose_redo_is_already_written_returns_at_once_and_counts():
     env.run()
     assert lgwr.commits == 1 and lgwr.writes == 1
     assert inst.waits.events["log file sync"].time == 0.0
+
+
+def test_redo_reaching_exactly_the_flush_threshold_is_written_at_once():
+    """The trigger is 'a third of the buffer', reached, not passed: 10 KB put into a 30 KB buffer (flush_at
+    10 KB) with no commit is written at once (CPU 1 ms, device 1-5 ms); the commit of 1 KB at 8 ms then
+    waits for its own 1 KB alone (CPU to 9 ms, device to 13 ms), as with 12 KB above."""
+    env, dev, lgwr, inst, session = _session(30 * 1024)
+    assert lgwr.flush_at == 10 * 1024
+
+    def work():
+        yield from session.redo(10 * 1024)
+        yield env.timeout(8 * MS)
+        yield from session.commit(1024)
+    env.process(work())
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(10 * 1024, 1.0), (1024, 9.0)]
+    assert inst.waits.events["log file sync"].time == pytest.approx(5 * MS)
+
+
+def test_redo_that_exactly_fills_the_buffer_fits_without_waiting():
+    """6 KB put (under the 10 KB trigger of a 30 KB buffer: no write) and a commit of 24 KB at once: 6 + 24 KB
+    is the buffer exactly, so the commit's redo goes in with no 'log buffer space' wait and LGWR writes the
+    30 KB in one write (CPU 1 ms, device 1-5 ms): the commit waits 5 ms."""
+    env, dev, lgwr, inst, session = _session(30 * 1024)
+
+    def work():
+        yield from session.redo(6 * 1024)
+        yield from session.commit(24 * 1024)
+    env.process(work())
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(30 * 1024, 1.0)]
+    assert "log buffer space" not in inst.waits.events
+    assert inst.waits.events["log file sync"].time == pytest.approx(5 * MS) and lgwr.commits == 1
+
+
+def test_a_session_waiting_for_room_starts_a_write_of_redo_below_the_trigger():
+    """9 KB put into a 30 KB buffer (under its 10 KB trigger: LGWR stays asleep), then 25 KB more, which does
+    not fit: the session waiting for room must itself get LGWR to write the 9 KB (CPU 1 ms, device 1-5 ms),
+    else nothing ever frees the buffer. At 5 ms the 25 KB goes in (over the trigger: written 6-10 ms) and the
+    commit of nothing more waits for it: 'log buffer space' 5 ms, 'log file sync' 5 ms."""
+    env, dev, lgwr, inst, session = _session(30 * 1024)
+
+    def work():
+        yield from session.redo(9 * 1024)
+        yield from session.redo(25 * 1024)
+        yield from session.commit(0.0)
+    env.process(work())
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(9 * 1024, 1.0), (25 * 1024, 6.0)]
+    space, sync = inst.waits.events["log buffer space"], inst.waits.events["log file sync"]
+    assert (space.waits, space.time) == (1, pytest.approx(5 * MS))
+    assert (sync.waits, sync.time) == (1, pytest.approx(5 * MS))
+    assert lgwr.generated == lgwr.written == 34 * 1024 and env.now == pytest.approx(10 * MS)
+
+
+def test_a_buffer_of_part_of_a_redo_block_still_writes_all_it_holds():
+    """A 10,000-byte buffer is 19.5 redo blocks: a full buffer's redo is written as 20 blocks (10,240 bytes),
+    the buffer's last part-block rounded up, not cut to the 19 whole blocks (9,728 bytes, less than the redo)."""
+    env, cpu, dev, _ = _lgwr()
+    lgwr = LogWriter(env, cpu, dev, 1e6, 0.7, buffer_size=10_000.0)
+    assert lgwr.has_room(10_000.0) and lgwr.largest_write == 20 * REDO_BLOCK
+    lgwr.commit(10_000.0)
+    env.run()
+    assert [b for _k, b, _s, _t in dev.ios] == [20 * REDO_BLOCK]
+    assert lgwr.bytes >= lgwr.generated == lgwr.written == 10_000.0
+
+
+def test_a_write_of_a_full_buffer_is_no_larger_than_the_buffer_whatever_the_rounding():
+    """Positions are float sums of redo sizes: at X = 18,001.8 bytes written, X + 16 KB - X is 16 KB plus a
+    rounding bit, which rounded up to whole redo blocks would be 33 blocks. An empty 16 KB buffer takes
+    16 KB of redo (has_room) and LGWR writes it as 16 KB, the buffer's 32 blocks, not one block more."""
+    env, cpu, dev, _ = _lgwr()
+    lgwr = LogWriter(env, cpu, dev, 1e6, 0.7, buffer_size=16 * 1024)
+    for n in (9000.9, 9000.9):
+        lgwr.commit(n)
+        env.run()
+    x, b = lgwr.written, 16 * 1024.0
+    assert x == lgwr.generated and (x + b) - x > b      # the rounding this is about
+    assert lgwr.has_room(b)
+    lgwr.commit(b)
+    env.run()
+    assert [n for _k, n, _s, _t in dev.ios] == [18 * REDO_BLOCK, 18 * REDO_BLOCK, 32 * REDO_BLOCK]
+    assert lgwr.written == lgwr.generated and lgwr.commits == 3
