@@ -251,3 +251,154 @@ def test_dbwr_is_busy_while_it_gathers_even_when_its_last_write_ends_meanwhile()
     dbwr.dirty(2 * WRITE_BATCH)
     env.run(until=4.0)                  # gathering batch 2 from ~2.56 s; batch 1's last write ends at ~3.84 s
     assert dbwr.busy_time() == pytest.approx(4.0 - 0.0001, rel=1e-6)
+
+
+def test_the_constants_are_the_documented_ones():
+    """The module docstring gives each constant's value and source (estimates and Oracle 8's parameters); the
+    tests above are written in terms of them, so a change to one would pass unnoticed: pin them here."""
+    from sim.db.dbwr import INSTRUCTIONS_PER_WRITE, RECENT
+    assert (MAX_ASYNC_WRITES, FREE_BUFFER_LIMIT, INSTRUCTIONS_PER_WRITE, WRITE_BATCH, TIMEOUT, RECENT) \
+        == (256, 0.25, 5_000.0, 512, 3.0, 512)
+
+
+def test_a_tiny_cache_still_holds_one_dirty_buffer_without_a_free_buffer_wait():
+    """2 buffers: a quarter is half a buffer, but the limit is at least one buffer, so one dirty buffer is
+    within it and a session asking for a free buffer then does not wait."""
+    env, files, waits, dbwr = _dbwr(2)
+    assert dbwr.limit == 1.0 == dbwr.batch_size
+    dbwr.dirty(1)
+    got = []
+
+    def session():
+        yield from dbwr.free_buffer()
+        got.append(env.now)
+    env.process(session())
+    env.run(until=1.0)
+    assert got == [0.0] and "free buffer waits" not in waits.events and dbwr.written_total == 1
+
+
+def test_a_call_that_dirties_nothing_leaves_no_trace():
+    """A transaction's blocks of a segment are Poisson draws, often 0 (workloads/tpcc.py): such a call, with
+    its file range or as checkpoint buffers, is nothing for DBWR to write or to remember (no pending range,
+    nothing in the recent window stand-in buffers replay), as if it had not been made."""
+    env, files, _, dbwr = _dbwr(100_000)
+    dbwr.dirty(0, files=(2, 1), checkpoint=True)
+    assert dbwr.ranges is None and dbwr.dirtied_total == dbwr.unwritten == 0
+    dbwr.dirty(3, files=(1, 1))
+    dbwr.dirty(0, files=(2, 1))
+    assert list(dbwr.ranges) == [[(1, 1), 3, False]]
+
+
+class _Spread(_Files):
+    """Files picked for buffers of no range come out in descending order (n - 1, ..., 0): sorting shows."""
+
+    def pick_files(self, n, ranges=None):
+        return [n - 1 - i if r is None else r[0] for i, r in enumerate(ranges or [None] * n)]
+
+
+def test_checkpoint_buffers_of_no_file_range_are_written_in_the_order_dirtied_not_sorted():
+    """20 buffers (limit and batch 5), one write at a time. 5 LRU buffers of any file are written sorted by
+    file (0-4); 5 checkpoint buffers of any file keep the order they were picked in (4-0), as checkpoint
+    buffers with a file range do: a checkpoint flag alone, with no range, still starts the bookkeeping."""
+    for checkpoint, want in ((False, [0, 1, 2, 3, 4]), (True, [4, 3, 2, 1, 0])):
+        env = simpy.Environment()
+        files = _Spread(env)
+        dbwr = DatabaseWriter(env, _Cpu(env), files, 20, False, 0, WaitEvents())
+        dbwr.dirty(5, checkpoint=checkpoint)
+        env.run(until=1.0)
+        assert files.files == want
+
+
+def test_a_batch_dirtied_while_dbwr_gathers_the_last_goes_out_right_after_it():
+    """40 buffers (limit and batch 10), async, DBWR's CPU at 1 us an instruction (a batch of 10: 0.05 s). 10 dirty
+    at 0.0001 s are gathered until 0.0501 s and all issued then; 10 more dirtied at 0.02 s, mid-gather, are a
+    batch's worth already pending once it is out: gathered at once (to 0.1001 s), not at DBWR's 3-s timeout."""
+    env = simpy.Environment()
+    files = _Files(env)
+    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 40, True, 0, WaitEvents())
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=0.02)
+    dbwr.dirty(10)
+    env.run(until=1.0)
+    assert files.started == pytest.approx([0.0501] * 10 + [0.1001] * 10) and dbwr.written_total == 20
+
+
+def test_a_watch_that_begins_while_writes_are_in_flight_counts_them_as_busy():
+    """40 buffers (batch 10), one write at a time: 10 dirty at 0.0001 s are written until 0.1001 s. A watch from
+    0.05 s begins at a dirtying then, with a write in flight: DBWR is busy from 0.05 to 0.1001 s, then idle
+    (one buffer pending, below a batch), so its busy time at 0.5 s is 0.0501 s."""
+    env, files, _, dbwr = _dbwr(40)
+    dbwr.watch(0.05)
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=0.05)
+    dbwr.dirty(1)
+    env.run(until=0.5)
+    assert max(files.ended) == pytest.approx(0.1001) and dbwr.written_total == 10
+    assert dbwr.busy_time() == pytest.approx(0.1001 - 0.05)
+
+
+def test_a_watch_that_begins_while_dbwr_gathers_counts_the_gather_as_busy():
+    """DBWR's CPU at 1 us an instruction: a batch of 10 takes 0.05 s to gather (0.0001-0.0501 s), then its 10
+    writes are in flight together until 0.0601 s. A watch beginning at 0.02 s, mid-gather with no write in
+    flight, counts the rest of the gather and the writes: busy from 0.02 to 0.0601 s (it had counted only the
+    writes' 0.01 s, overstating DBWR's capacity)."""
+    env = simpy.Environment()
+    files = _Files(env)
+    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 40, True, 0, WaitEvents())
+    dbwr.watch(0.02)
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=0.02)
+    dbwr.dirty(1)
+    env.run(until=0.5)
+    assert files.started == pytest.approx([0.0501] * 10)
+    assert dbwr.busy_time() == pytest.approx(0.0601 - 0.02)
+
+
+def test_a_second_watch_counts_only_its_own_busy_time():
+    """A first watch sees DBWR write 10 buffers (busy 0.1 s) and ends. A second, from 1 s, sees one buffer
+    dirtied and DBWR idle (waiting for a batch or its timeout): its busy time is 0, so nothing shows DBWR
+    short of capacity (net fill rate 0), whatever the first watch saw."""
+    env, files, _, dbwr = _dbwr(40)
+    dbwr.watch(0.0)
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=0.5)
+    assert dbwr.busy_time() == pytest.approx(0.1)
+    dbwr.unwatch()
+    dbwr.watch(1.0)
+    env.run(until=1.0)
+    dbwr.dirty(1)
+    env.run(until=1.5)
+    assert dbwr.busy_time() == 0.0 and dbwr.net_fill_rate() == 0.0
+
+
+def test_stand_ins_go_first_and_replay_only_the_last_recent_dirtyings():
+    """1,100 calls dirtying 2 buffers each, of file i for call i, at once; one write at a time (100/s), watched
+    from 0: by 1 s DBWR has written 100 and the backlog (2,100) grows, so catch_up adds the stand-ins that take
+    it to the limit of 3,401: 1,301 of them, replaying 651 calls (more than RECENT: the window goes round), an
+    odd count, so a call's 2 buffers are split at the end of a batch. They are older than anything pending: the
+    batch after the one in flight is all stand-ins, in files of the last RECENT calls (588-1,099), and no call
+    before those is written more than its own 2 buffers. Once all is written nothing is left over: every range
+    taken, written = dirtied."""
+    from collections import Counter
+    from sim.db.dbwr import RECENT
+    calls = 1100
+    env, files, _, dbwr = _dbwr(13_604)
+    assert dbwr.limit == 3401.0
+    dbwr.watch(0.0)
+    for i in range(calls):
+        dbwr.dirty(2, files=(i, 1))
+    env.run(until=1.005)
+    before = dbwr.unwritten
+    extra = dbwr.catch_up()
+    assert before == 2100 and extra == 1301
+    env.run(until=100.0)
+    recent = set(range(calls - RECENT, calls))
+    assert set(files.files[WRITE_BATCH:2 * WRITE_BATCH]) <= recent
+    count = Counter(files.files)
+    assert all(count[f] == 2 for f in range(calls - RECENT))
+    assert len(files.files) == dbwr.written_total == dbwr.dirtied_total == 2 * calls + extra
+    assert not dbwr.ranges and dbwr.unwritten == 0

@@ -122,7 +122,7 @@ class DatabaseWriter:
             self._watched = self.unwritten
             self._w0 = (self.env.now, self.dirtied_total, self.written_total)
             self._busy = 0.0
-            self._busy_from = self.env.now if self.in_flight else None
+            self._busy_from = self.env.now if self.in_flight or self._gathering else None   # (a gather is busy too)
         if (files is not None or checkpoint) and self.ranges is None:
             self.ranges = deque([[None, self.pending, False]] if self.pending else [])
         if self.ranges is not None:
