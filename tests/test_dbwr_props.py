@@ -41,6 +41,14 @@ def _dbwr(buffers, async_io=False, slaves=0, max_writes=0):
     return env, files, waits, DatabaseWriter(env, _Cpu(env), files, buffers, async_io, slaves, waits, max_writes)
 
 
+def _asks_for_a_free_buffer(env, dbwr, got: list) -> None:
+    """A session that asks DBWR for a free buffer now; `got` receives the time it got one."""
+    def session():
+        yield from dbwr.free_buffer()
+        got.append(env.now)
+    env.process(session())
+
+
 @pytest.mark.parametrize("async_io, slaves, max_writes, width", [
     (False, 0, 0, 1), (True, 0, 0, MAX_ASYNC_WRITES), (False, 3, 0, 3), (True, 3, 0, 3),
     (True, 0, 4, 4), (False, 3, 2, 2), (False, 0, 5, 1), (True, 1, 0, 1)])
@@ -102,17 +110,13 @@ def test_free_buffer_waits_last_until_the_backlog_is_back_at_the_limit():
     env, files, waits, dbwr = _dbwr(100)
     dbwr.dirty(30)           # before DBWR first waits
     got = []
-
-    def session():
-        yield from dbwr.free_buffer()
-        got.append(env.now)
-    env.process(session())
+    _asks_for_a_free_buffer(env, dbwr, got)
     env.run(until=TIMEOUT + 1.0)
     assert got == [pytest.approx(5 * W)] and files.started[0] == 0.0
     st = waits.events["free buffer waits"]
     assert st.waits == 1 and st.time == pytest.approx(5 * W)
     dbwr.dirty(25)        # exactly at the limit: no wait
-    env.process(session())
+    _asks_for_a_free_buffer(env, dbwr, got)
     env.run(until=TIMEOUT + 1.0 + 1e-9)
     assert got[-1] == pytest.approx(TIMEOUT + 1.0) and waits.events["free buffer waits"].waits == 1
 
@@ -189,11 +193,7 @@ def test_a_free_buffer_wait_is_timed_from_when_it_began():
     env.run(until=0.5)
     dbwr.dirty(30)
     got = []
-
-    def session():
-        yield from dbwr.free_buffer()
-        got.append(env.now)
-    env.process(session())
+    _asks_for_a_free_buffer(env, dbwr, got)
     env.run(until=1.0)
     assert got == [pytest.approx(0.5 + 5 * W)]
     assert waits.events["free buffer waits"].time == pytest.approx(5 * W)
@@ -268,11 +268,7 @@ def test_a_tiny_cache_still_holds_one_dirty_buffer_without_a_free_buffer_wait():
     assert dbwr.limit == 1.0 == dbwr.batch_size
     dbwr.dirty(1)
     got = []
-
-    def session():
-        yield from dbwr.free_buffer()
-        got.append(env.now)
-    env.process(session())
+    _asks_for_a_free_buffer(env, dbwr, got)
     env.run(until=1.0)
     assert got == [0.0] and "free buffer waits" not in waits.events and dbwr.written_total == 1
 
