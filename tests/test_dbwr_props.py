@@ -169,17 +169,28 @@ def test_the_fill_rate_needs_a_watch_and_time_and_catch_up_ends_the_watch():
     assert dbwr.net_fill_rate() is None
 
 
+class _SlowCpu:
+    """DBWR's own work at 1 us an instruction: a 512-buffer batch (5,000 instructions a buffer) takes 2.56 s."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, instructions, sys_share=0.0):
+        return self.env.timeout(instructions * 1e-6)
+
+
+def _slow_dbwr(buffers=40):
+    """An asynchronous DBWR on _SlowCpu, with its files: (env, files, dbwr)."""
+    env = simpy.Environment()
+    files = _Files(env)
+    return env, files, DatabaseWriter(env, _SlowCpu(env), files, buffers, True, 0, WaitEvents())
+
+
 def test_a_batch_is_issued_after_dbwr_has_done_its_own_work_for_it():
     """DBWR's CPU work, INSTRUCTIONS_PER_WRITE a buffer, runs before the batch's writes go out: on
     a CPU retiring 1e6 instructions/s a batch of 10 starts 10 x 5,000 / 1e6 = 0.05 s after it is due."""
     from sim.db.dbwr import INSTRUCTIONS_PER_WRITE
-
-    class _SlowCpu(_Cpu):
-        def run(self, instructions, sys_share=0.0):
-            return self.env.timeout(instructions / 1e6)
-    env = simpy.Environment()
-    files = _Files(env)
-    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 40, True, 0, WaitEvents())
+    env, files, dbwr = _slow_dbwr()
     env.run(until=0.5)
     dbwr.dirty(10)
     env.run(until=2.0)
@@ -227,16 +238,6 @@ def test_the_next_batch_is_gathered_once_the_last_is_issued_without_waiting_for_
     env.run(until=1000.0)
     assert dbwr.written_total == 2 * WRITE_BATCH
     assert max(files.ended) == pytest.approx(0.0001 + 2 * WRITE_BATCH // 4 * W)   # never a slot left empty
-
-
-class _SlowCpu:
-    """DBWR's own work at 1 us an instruction: a 512-buffer batch (5,000 instructions a buffer) takes 2.56 s."""
-
-    def __init__(self, env):
-        self.env = env
-
-    def run(self, instructions, sys_share=0.0):
-        return self.env.timeout(instructions * 1e-6)
 
 
 def test_dbwr_is_busy_while_it_gathers_even_when_its_last_write_ends_meanwhile():
@@ -309,9 +310,7 @@ def test_a_batch_dirtied_while_dbwr_gathers_the_last_goes_out_right_after_it():
     """40 buffers (limit and batch 10), async, DBWR's CPU at 1 us an instruction (a batch of 10: 0.05 s). 10 dirty
     at 0.0001 s are gathered until 0.0501 s and all issued then; 10 more dirtied at 0.02 s, mid-gather, are a
     batch's worth already pending once it is out: gathered at once (to 0.1001 s), not at DBWR's 3-s timeout."""
-    env = simpy.Environment()
-    files = _Files(env)
-    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 40, True, 0, WaitEvents())
+    env, files, dbwr = _slow_dbwr()
     env.run(until=0.0001)
     dbwr.dirty(10)
     env.run(until=0.02)
@@ -340,9 +339,7 @@ def test_a_watch_that_begins_while_dbwr_gathers_counts_the_gather_as_busy():
     writes are in flight together until 0.0601 s. A watch beginning at 0.02 s, mid-gather with no write in
     flight, counts the rest of the gather and the writes: busy from 0.02 to 0.0601 s (it had counted only the
     writes' 0.01 s, overstating DBWR's capacity)."""
-    env = simpy.Environment()
-    files = _Files(env)
-    dbwr = DatabaseWriter(env, _SlowCpu(env), files, 40, True, 0, WaitEvents())
+    env, files, dbwr = _slow_dbwr()
     dbwr.watch(0.02)
     env.run(until=0.0001)
     dbwr.dirty(10)
