@@ -418,10 +418,20 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     with open_executor(executor, workers, scheduler) as ex:
         _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
     records = journal.read()
-    table = _runs_frame([records[r.key]["row"] for r in runs])
+    table = _runs_frame([_placed(r, records[r.key]) for r in runs])
     result = SweepResult(out, table, varied, computed=len(todo), reused=reused, executor=ex.description)
     result.files = write_tables(result)
     return result
+
+
+def _placed(run: Run, record: dict) -> dict:
+    """A journal's row as a run of this sweep: a run found finished keeps its figures, but its point number and
+    varied settings are this sweep's (a finished run of an earlier sweep with other points, or the same values
+    in another order, kept its old point number and was merged into another point's summary)."""
+    old = record["row"]
+    drop = {"point", "replication", *record.get("settings", {})}
+    return {"point": run.point, "replication": run.replication, **run.settings,
+            **{k: v for k, v in old.items() if k not in drop}}
 
 
 def _check_arguments(vary, points, replications) -> None:
@@ -526,7 +536,11 @@ def summarize(table, varied: list[str], metrics: list[str]):
         ok = g[g["status"].isin(OUTPUT_STATUSES)]
         row = {"point": point, **{k: g[k].iloc[0] for k in varied if k in g}, "runs": len(g), "failed": len(g) - len(ok)}
         for m in metrics:
-            vals = pd.to_numeric(ok[m], errors="coerce").dropna().to_numpy() if m in ok else np.array([])
+            vals = pd.to_numeric(ok[m], errors="coerce") if m in ok else pd.Series([], dtype=float)
+            if m.startswith("wait.") and not m.endswith(".avg_ms"):   # a run that did not wait on the event had
+                vals = vals.fillna(0.0)   # no waits and no time in them, not a missing figure (the point was blank,
+                # its mean that of the others); its average wait is no number
+            vals = vals.dropna().to_numpy()
             row[m] = float(vals.mean()) if len(vals) else math.nan
             row[f"{m}.ci95"] = t_half_width(vals)
         if len(ok) < len(g):

@@ -355,3 +355,27 @@ def test_ctrl_c_stops_the_pools_workers_at_once():
             time.sleep(1.0)
             raise KeyboardInterrupt
     assert time.perf_counter() - start < 15
+
+
+def test_a_run_reused_from_a_sweep_with_other_points_takes_this_sweeps_point_number(tmp_path):
+    """users=8,16 then users=16,24 into one folder: the 16-user run is reused, but it was point 1 and 24 users is
+    point 1 now; the summary merged the two into one point (the mean of 16 and 24 users) and lost 24 users."""
+    base = {**BASE, "params": {**BASE["params"]}}
+    sw.sweep(base, vary={"users": [2, 8]}, out=tmp_path, executor="serial", progress=False)
+    again = sw.sweep(base, vary={"users": [8, 4]}, out=tmp_path, executor="serial", progress=False)
+    assert again.reused == 1 and again.computed == 1
+    assert list(zip(again.table["point"], again.table["users"])) == [(0, 8), (1, 4)]
+    summary = again.summary()
+    assert list(summary["users"]) == [8, 4] and list(summary["runs"]) == [1, 1]
+
+
+def test_a_wait_event_a_run_did_not_wait_on_is_summarised_as_no_waits():
+    """At 1 GB the database fits the cache: no 'db file sequential read'. The point's mean was blank (and dropped
+    from the plot), and a replication without the event was left out of its point's mean."""
+    t = pd.DataFrame({"point": [0, 0, 1, 1], "replication": [0, 1, 0, 1], "status": ["ok"] * 4,
+                      "wait.db file sequential read.waits": [100.0, np.nan, np.nan, np.nan],
+                      "wait.db file sequential read.avg_ms": [8.0, np.nan, np.nan, np.nan]})
+    s = sw.summarize(t, [], ["wait.db file sequential read.waits", "wait.db file sequential read.avg_ms"])
+    assert list(s["wait.db file sequential read.waits"]) == [50.0, 0.0]
+    # the average of no waits is no number: the replication that waited is the point's, and the other point has none
+    assert s["wait.db file sequential read.avg_ms"].iloc[0] == 8.0 and np.isnan(s["wait.db file sequential read.avg_ms"].iloc[1])
