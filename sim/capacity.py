@@ -26,7 +26,7 @@ from typing import Any, Callable
 import workloads
 from sim.config import ConfigError, OltpsimError, suggest, what_it_is
 from sim.executors import open_executor
-from sim.result import FIGURES, Result, finite, known_figure
+from sim.result import FIGURES, STATS, Result, finite, known_figure
 from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 from sim.units import UnitError, format_quantity, parse
 
@@ -133,13 +133,18 @@ def _check_one_figure_once(lims: list[Limit]) -> None:
 
 
 def _check_names(lims: list[Limit], sc: Scenario) -> None:
-    """A device the profile does not have, or a transaction type the workload does not run, is a slip no run
-    can mend: said before the first run (it was found after it, which at full length costs minutes)."""
+    """A device the profile does not have, a transaction type the workload does not run, or a figure no wait
+    event, type or device has, is a slip no run can mend: said before the first run (it was found after it, which
+    at full length costs minutes; a wait event's was never found: 'wait.log file sync.avg' read as no waits)."""
     devices = sc.profile.storage.device_names()
     types = getattr(workloads.get(sc.spec.workload), "TYPES", ())   # the workloads that time transactions by type
     for lim in lims:
         prefix, _, rest = lim.figure.partition(".")
-        name = rest.rpartition(".")[0]
+        name, _, stat = rest.rpartition(".")
+        if prefix in STATS and stat not in STATS[prefix]:
+            of = {"wait": "a wait event", "rt": "a transaction type", "device": "a device"}[prefix]
+            raise OltpsimError(f"--limit {lim.text!r}: no figure {stat!r}{suggest(stat, STATS[prefix])} of {of}; "
+                               f"expected {prefix}.NAME.STAT, STAT one of {', '.join(STATS[prefix])}")
         if prefix == "device" and name not in devices:
             raise OltpsimError(f"--limit {lim.text!r}: no device {name!r}{suggest(name, devices)} in profile "
                                f"{sc.spec.profile}; expected one of {', '.join(devices)}")
@@ -421,6 +426,9 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
                 prefix = lim.figure[:lim.figure.find(".") + 1]   # (a hint under another prefix only misleads)
                 why = {"rt.": "; a run has rt.TYPE.* only for transaction types that completed in it (a small --from or "
                               "a short run may have none)"}.get(prefix, "")
+                if lim.figure in row:   # a figure of other workloads' runs (elapsed: a batch job's), none of this one's
+                    raise OltpsimError(f"--limit {lim.text!r}: {lim.figure} has no value in a {result.workload} run; "
+                                       "expected a figure it gives (the columns of Result.flat() with numbers)")
                 raise OltpsimError(f"--limit {lim.text!r}: the run at {setting}={n} has no figure {lim.figure}"
                                    f"{suggest(lim.figure, [k for k in row if k.startswith(prefix)])}{why}; "
                                    "its figures: the columns of Result.flat()")

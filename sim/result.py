@@ -80,7 +80,7 @@ class Result:
         if self.strand_utilisation:
             row["strand_utilisation_mean"] = sum(self.strand_utilisation) / len(self.strand_utilisation)
         for ev in self.top_events:   # every event waited on (the text report prints the top 5)
-            for k in ("waits", "time_s", "avg_ms", "pct_call_time"):
+            for k in STATS["wait"]:
                 row[f"wait.{ev['event']}.{k}"] = ev[k]
         for t, r in self.response.items():
             for k, v in r.items():
@@ -102,6 +102,10 @@ class Result:
 FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "elapsed", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue",
            "core_utilisation_mean", "strand_utilisation_mean", "simulated_time", "measured_time", "wall_time", "events")
 FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
+# The figures of each wait event, transaction type and device, whatever the run (wait.NAME.STAT): the events' of
+# flat(), the response times of workloads/tpcc.py, the devices of sim/run.py (a test holds them to a run's)
+STATS = {"wait": ("waits", "time_s", "avg_ms", "pct_call_time"), "rt": ("count", "mean", "p50", "p90", "p99"),
+         "device": ("iops", "mb_per_s", "util_pct", "avg_service_ms", "avg_response_ms", "drive_ops_per_s")}
 
 
 def known_figure(name: str) -> bool:

@@ -794,6 +794,9 @@ def test_cli_second_pass_refusals(tmp_path):
          "--metric tmp: no such figure (did you mean 'tpm'?)"),
         (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "iops", "--out", str(tmp_path / "s4")),
          "named extra.iops"),
+        # the figures of a transaction type, a wait event or a device are known before the runs (it ran them all)
+        (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "rt.new_order.p95", "--out",
+          str(tmp_path / "s7")), "--metric rt.new_order.p95: no such figure (did you mean 'p99'?)"),
         (("run", *base, "--set", "users=8", "--set", "database.parallel.parallel_max_servers=8"),
          "no database.parallel.parallel_max_servers for workload tpcc"),
         # --by splits a plot's lines: without --plot, or along the plotted setting, it would be ignored or fail late
@@ -806,7 +809,7 @@ def test_cli_second_pass_refusals(tmp_path):
         out = _cli(*args)
         assert out.returncode == 2, (args, out.stdout[-300:], out.stderr[-300:])
         assert fragment in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
-    assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4", "s5", "s6"))
+    assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3", "s4", "s5", "s6", "s7"))
     # the settings a workload reads, listed as the refusals name them
     out = _cli("settings", "--workload", "rman")
     listed = [line.split()[0] for line in out.stdout.splitlines()]

@@ -269,6 +269,13 @@ def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
     assert "did you mean" not in str(info.value)   # not extra.new_order_tpm, another figure altogether
 
 
+def test_a_figure_of_batch_jobs_is_not_a_figure_of_a_steady_run():
+    """'elapsed <= 5 s' on tpcc: its runs have the column, with no value; the error had suggested 'elapsed'."""
+    with pytest.raises(OltpsimError) as info:
+        cp.capacity({}, ["elapsed <= 5 s"], stop=2, overrides=QUICK)
+    assert "elapsed has no value in a tpcc run" in str(info.value) and "did you mean" not in str(info.value)
+
+
 def test_a_batch_jobs_elapsed_is_shown_as_a_time_not_a_count():
     row = {"status": "ok", "workload": "ctas", "elapsed": 10.59, "cpu_idle": 98.5}
     cap = _cap(cp.Probe(64, row, []), limits=("cpu_busy <= 90%",))
@@ -341,3 +348,18 @@ def test_a_wait_event_a_small_load_never_waits_on_is_met_and_a_name_no_run_has_i
     assert cap.probes[0].broke == [] and cap.value > 1
     typo = cp.capacity({}, ["wait.db file sequental read.avg_ms <= 20 ms"], stop=64, precision=0.25, overrides=base)
     assert "did you mean 'wait.db file sequential read.avg_ms'" in typo.answer()
+
+
+@pytest.mark.parametrize("limit, problem", [
+    ("wait.log file sync.avg <= 0.5", "no figure 'avg' (did you mean 'avg_ms'?) of a wait event"),
+    ("rt.new_order.p95 <= 15 ms", "no figure 'p95' (did you mean 'p99'?) of a transaction type"),
+    ("device.array.util <= 50", "no figure 'util' (did you mean 'util_pct'?) of a device"),
+])
+def test_a_figure_no_wait_event_type_or_device_has_is_refused_before_any_run(monkeypatch, limit, problem):
+    """'wait.log file sync.avg' read as no waits at every load (met, with a note that no run waited on 'log file
+    sync', which every run did); 'rt.new_order.p95' and 'device.array.util' stopped the search after its first run."""
+    import sim.run
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(OltpsimError) as info:
+        cp.capacity({"profile": "t5220", "workload": "tpcc"}, [limit], overrides=QUICK)
+    assert problem in str(info.value)

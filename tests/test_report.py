@@ -361,3 +361,19 @@ def test_the_write_back_cache_note_is_for_devices_whose_writes_it_took():
     text = report.full(r)
     assert "array: writes are acknowledged by the controller's write-back cache" in text
     assert "redo: writes are acknowledged" not in text
+
+
+def test_the_figures_of_every_event_type_and_device_are_those_limits_and_metrics_are_checked_against(ue10000):
+    """capacity --limit and sweep --metric refuse wait.NAME.STAT, rt.NAME.STAT and device.NAME.STAT with a STAT
+    not in result.STATS before any run: a figure a run gives that it lacks would be refused, one it lists that
+    no run gives would be read as never waited on (met) or fail after the first run."""
+    from sim.result import STATS
+
+    r, _, row = ue10000
+    given: dict[str, set] = {p: set() for p in STATS}
+    for k in row.index:
+        prefix = k.partition(".")[0]
+        if prefix in STATS:
+            given[prefix].add(k.rpartition(".")[2])
+    assert r.top_events and r.response and r.devices
+    assert given == {p: set(stats) for p, stats in STATS.items()}
