@@ -405,7 +405,9 @@ def score(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> 
             if name in scored:   # already printed beside its published value
                 continue
             values = [r.metric(name) for r in runs]
-            figures.append(Figure(exp.id, row.label, name, "", None, _mean(values), None, "prediction", None, status,
+            # in the unit of the metric that scores the same figure (tpm: TPM), where one does
+            unit = next((m.unit for m in exp.metrics.values() if m.result == name and m.relative_to is None), "")
+            figures.append(Figure(exp.id, row.label, name, unit, None, _mean(values), None, "prediction", None, status,
                                   len(runs), _spread(values, "points", None)))
     return figures
 
@@ -548,33 +550,67 @@ def _spread_in_units(f: Figure) -> float:
     return f.spread
 
 
+def _panels(exp: ExperimentSpec, figures: list[Figure]) -> list[tuple[str, list[Figure], bool]]:
+    """What plot() draws: (title, figures, cpu) per panel. A metric's panel takes the blind predictions of its
+    result (a withheld row's); a text figure (an outcome) has none; a prediction of another figure has its own."""
+    mine = [f for f in figures if f.experiment == exp.id]
+    panels, taken = [], set()
+    for name, m in exp.metrics.items():
+        fs = [f for f in mine if f.metric == name or (m.relative_to is None and f.error_kind == "prediction"
+                                                       and f.metric == m.result)]
+        taken.update(id(f) for f in fs)
+        if any(isinstance(f.published, list) for f in fs):   # [idle, usr, sys]: drawn as busy, 100 - idle
+            panels.append((f"{name}: busy % (100 - idle)", [f for f in fs if isinstance(f.published, list)], True))
+            continue
+        fs = [f for f in fs if not isinstance(f.published, str) and not isinstance(f.simulated, (str, list))]
+        if any(isinstance(v, (int, float)) for f in fs for v in (f.published, f.simulated)):   # (a row with
+            # neither, one that ran out of memory, keeps its place on the axis)
+            panels.append((f"{name} ({m.unit})" if m.unit else name, fs, False))
+    for name in dict.fromkeys(f.metric for f in mine if f.error_kind == "prediction" and id(f) not in taken):
+        fs = [f for f in mine if f.metric == name and f.error_kind == "prediction" and id(f) not in taken
+              and isinstance(f.simulated, (int, float))]
+        if fs:
+            panels.append((f"{name} ({fs[0].unit}, predicted)" if fs[0].unit else f"{name} (predicted)", fs, False))
+    return panels
+
+
 def plot(exp: ExperimentSpec, figures: list[Figure], path: Path) -> Path:
-    """Simulated beside published, one panel per metric, rows along the x axis (with seeds > 1, the
-    simulated means carry their 95% interval across the seeds as error bars)."""
+    """Simulated beside published, one panel per metric (and per figure only predicted), rows along the x axis
+    (with seeds > 1, the simulated means carry their 95% interval across the seeds as error bars)."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    metrics = [m for m in exp.metrics if any(f.metric == m and f.experiment == exp.id for f in figures)]
-    fig, axes = plt.subplots(1, max(1, len(metrics)), figsize=(5 * max(1, len(metrics)), 3.6), squeeze=False)
-    for ax, m in zip(axes[0], metrics):
-        fs = [f for f in figures if f.metric == m and f.experiment == exp.id and not isinstance(f.published, (list, str))]
-        if not fs:
-            fs_cpu = [f for f in figures if f.metric == m and f.experiment == exp.id and isinstance(f.published, list)]
-            labels = [f.row for f in fs_cpu]
-            ax.plot(labels, [100 - f.published[0] for f in fs_cpu], "o-", label="published busy %")
-            ax.errorbar(labels, [100 - f.simulated[0] if isinstance(f.simulated, list) else float("nan") for f in fs_cpu],
-                        yerr=_yerr(fs_cpu, lambda f: f.spread), fmt="s--", capsize=3, label="simulated busy %")
+    panels = _panels(exp, figures)
+    rows = max([len(fs) for _, fs, _ in panels] or [1])
+    width = max(5.0, 0.3 * rows + 1.5)   # a row label's room (35 rows had overlapped in 5 inches)
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(width * max(1, len(panels)), 3.6 + 0.05 * rows),
+                             squeeze=False)
+    if not panels:
+        axes[0][0].set_axis_off()
+        axes[0][0].text(0.5, 0.5, "no numeric figure to draw", ha="center", va="center")
+    for ax, (title, fs, cpu) in zip(axes[0], panels):
+        labels = [f.row for f in fs]
+        if cpu:
+            ax.plot(labels, [100 - f.published[0] for f in fs], "o-", label="published")
+            ax.errorbar(labels, [100 - f.simulated[0] if isinstance(f.simulated, list) else float("nan") for f in fs],
+                        yerr=_yerr(fs, lambda f: f.spread), fmt="s--", capsize=3, label="simulated")
         else:
-            labels = [f.row for f in fs]
-            ax.plot(labels, [f.published for f in fs], "o-", label="published")
+            pub = [float("nan") if f.published is None else f.published for f in fs]
+            if any(p == p for p in pub):
+                ax.plot(labels, pub, "o-", label="published")
             ax.errorbar(labels, [f.simulated if isinstance(f.simulated, (int, float)) else float("nan") for f in fs],
-                        yerr=_yerr(fs, _spread_in_units), fmt="s--", capsize=3, label="simulated")
-        ax.set_title(f"{m} ({exp.metrics[m].unit})" if exp.metrics[m].unit else m, fontsize=9)
-        ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+                        yerr=_yerr(fs, _spread_in_units), fmt="s--", capsize=3,
+                        label="simulated" if any(p == p for p in pub) else "simulated (prediction)")
+        ax.set_xlim(-0.5, len(labels) - 0.5)   # every row, also one with no figure
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(axis="x", labelrotation=30 if rows <= 8 else 60, labelsize=7)
+        plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
         ax.legend(fontsize=7)
-    fig.suptitle(exp.title, fontsize=10)
+    fig.suptitle(textwrap.fill(exp.title, int(11 * width * max(1, len(panels)))), fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -458,3 +458,28 @@ def test_a_cpu_figure_keeps_its_simulated_values_as_measured():
     m = ex.MetricSpec(result="cpu", tolerance="5 points")
     f = ex._compare("e", "a", "cpu", m, [87, 11, 2], [87.834, 10.987, 1.179], "ok")
     assert f.simulated == [87.834, 10.987, 1.179] and f.error == pytest.approx(0.834) and f.ok is True
+
+
+def test_the_plot_draws_predictions_and_no_empty_panel_for_an_outcome():
+    """opteron.users_by_cache: the outcome metric (text) drew an empty panel with a 'busy %' legend; a withheld
+    row's prediction stays on its metric's axis. haswell.slob_e5_2643v3 (predictions only) was a blank PNG, and
+    rman's withheld 50-channel row (predict: [elapsed_s]) was never drawn."""
+    F = ex.Figure
+    (opt,) = ex.select(["opteron.users_by_cache"])
+    figs = [F(opt.id, "2-way 5000 users 12 GB", "outcome", "", "out_of_memory", "out_of_memory", None, "equal", True),
+            F(opt.id, "2-way 5000 users 12 GB", "tpm", "TPM", None, None, None, "prediction", None),
+            F(opt.id, "4-way 500 users 16 GB", "tpm", "TPM", 6255.5, 6461.0, 0.03, "relative", True),
+            F(opt.id, "4-way 500 users 24 GB", "tpm", "TPM", None, 6500.0, None, "prediction", None)]
+    assert [(t, [f.row for f in fs]) for t, fs, _ in ex._panels(opt, figs)] == [
+        ("tpm (TPM)", ["2-way 5000 users 12 GB", "4-way 500 users 16 GB", "4-way 500 users 24 GB"])]
+    (slob,) = ex.select(["haswell.slob_e5_2643v3"])
+    figs = [F(slob.id, "160 sessions", n, "", None, 1.0, None, "prediction", None) for n in slob.predict]
+    assert [t for t, _, _ in ex._panels(slob, figs)] == [f"{n} (predicted)" for n in slob.predict]
+    (rman,) = ex.select(["tseries.rman"])
+    runs = {(rman.id, r.label): [Result(r.label, "p", "rman", {}, elapsed=1000.0 + i, cpu_idle=90.0, cpu_usr=10.0,
+                                        cpu_sys=0.0)] for i, r in enumerate(rman.rows)}
+    figures = ex.score(rman, runs)
+    preds = [f for f in figures if f.error_kind == "prediction"]
+    assert [(f.row, f.unit) for f in preds] == [("50 channels 1 MB sections", "s")]   # not every row again
+    (elapsed, _cpu) = ex._panels(rman, figures)
+    assert elapsed[0] == "elapsed (s)" and len(elapsed[1]) == len(rman.rows)
