@@ -36,6 +36,7 @@ import io
 import itertools
 import json
 import math
+import numbers
 import os
 import sys
 import time
@@ -582,6 +583,37 @@ def write_tables(res: SweepResult) -> list[Path]:
     return files
 
 
+SCENARIO_VALUE = "—"   # a setting a point leaves to the scenario
+
+
+def _missing(v) -> bool:
+    import pandas as pd
+
+    return v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v)))
+
+
+def figure_unit(name: str) -> str:
+    """The unit of a results column, as Result.flat() writes it (times in seconds unless the name says ms)."""
+    last = name.rsplit(".", 1)[-1]
+    if name in ("tpm", "tpm_half_width"):
+        return "TPM"
+    if name == "throughput_per_s":
+        return "tx/s"
+    if last.endswith("_ms"):
+        return "ms"
+    if last.endswith("_pct") or last in ("pct_call_time",) or name in ("cpu_idle", "cpu_usr", "cpu_sys") \
+            or name.endswith("utilisation_mean"):
+        return "%"
+    if last == "mb_per_s":
+        return "MB/s"
+    if name in ("elapsed", "simulated_time", "measured_time", "wall_time") or last == "time_s" or \
+            (name.startswith("rt.") and last in ("mean", "p50", "p90", "p99")):
+        return "s"
+    if name == "extra.iops" or last in ("iops", "max_iops"):
+        return "IOPS"
+    return ""
+
+
 def plot(table, metric: str, x: str, varied: list[str], by: str | list[str] | None = None, path=None):
     """`metric` against the setting `x`, with 95% CI error bars, one line per value of `by`
     (default: every other varied setting). Returns the matplotlib Figure; saves it to `path`."""
@@ -599,8 +631,17 @@ def plot(table, metric: str, x: str, varied: list[str], by: str | list[str] | No
     if metric not in table:
         raise OltpsimError(f"--metric {metric}: no such column in the results")
     summ = summarize(table, varied, [metric])
+    def number(v):   # (numpy's integers too: a column with a gap is pandas' Int64, whose cells are np.int64)
+        return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+    for col in [x, *by]:   # a points file's empty cell: the scenario's value, as the text summary's "—" (a NaN
+        # x crashed the plot, a NaN --by value dropped its points from it); 8.0 (a column with a gap) is 8
+        summ[col] = summ[col].map(lambda v: SCENARIO_VALUE if _missing(v) else
+                                  int(v) if number(v) and float(v).is_integer() else v).astype(object)
     xs = list(dict.fromkeys(summ[x]))
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in xs)
+    numeric = all(number(v) for v in xs)
+    if not numeric:   # categories: numbers in order, then the rest as given
+        xs = sorted(v for v in xs if number(v)) + [v for v in xs if not number(v)]
     pos = (lambda v: v) if numeric else (lambda v: xs.index(v))
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     groups = summ.groupby(by, sort=False) if by else [((), summ)]
@@ -608,15 +649,18 @@ def plot(table, metric: str, x: str, varied: list[str], by: str | list[str] | No
         key = key if isinstance(key, tuple) else (key,)
         if g[metric].isna().all():   # every run of these points failed: nothing to draw
             continue
-        g = g.sort_values(x) if numeric else g
-        yerr = g[f"{metric}.ci95"].fillna(0.0)
+        g = g.assign(_pos=[pos(v) for v in g[x]]).sort_values("_pos")
+        # a point with one replication has no interval: no bar (a 0-wide one read as an exact figure)
+        yerr = g[f"{metric}.ci95"].to_numpy(dtype=float)
         label = ", ".join(f"{b}={v}" for b, v in zip(by, key)) or None
-        ax.errorbar([pos(v) for v in g[x]], g[metric], yerr=yerr, marker="o", capsize=3, label=label)
+        ax.errorbar(g["_pos"], g[metric], yerr=yerr, marker="o", capsize=3, label=label)
     if not numeric:
         ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     ax.set_xlabel(x)
-    ax.set_ylabel(metric)
-    ax.set_title(f"{metric} against {x} (95% CI over replications)", fontsize=10)
+    unit = figure_unit(metric)
+    ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
+    interval = "95% CI over replications" if summ[f"{metric}.ci95"].notna().any() else "one replication: no interval"
+    ax.set_title(f"{metric} against {x} ({interval})", fontsize=10)
     if by:
         ax.legend(fontsize=8)
     fig.tight_layout()

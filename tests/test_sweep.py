@@ -379,3 +379,30 @@ def test_a_wait_event_a_run_did_not_wait_on_is_summarised_as_no_waits():
     assert list(s["wait.db file sequential read.waits"]) == [50.0, 0.0]
     # the average of no waits is no number: the replication that waited is the point's, and the other point has none
     assert s["wait.db file sequential read.avg_ms"].iloc[0] == 8.0 and np.isnan(s["wait.db file sequential read.avg_ms"].iloc[1])
+
+
+def test_the_plot_keeps_a_point_that_leaves_a_setting_to_the_scenario():
+    """A points file's empty cell ("—" in the text summary): as the plotted setting it crashed the plot after the
+    whole sweep (TypeError: boolean value of NA is ambiguous), as a --by setting its points were left out."""
+    table = pd.DataFrame({"point": [0, 1, 2, 3], "replication": [0] * 4, "status": ["ok"] * 4,
+                          "users": pd.array([8, 16, None, 32], dtype="Int64"),
+                          "database.db_cache": ["100 MB", None, "100 MB", None], "tpm": [1.0, 2.0, 3.0, 4.0]})
+    varied = ["users", "database.db_cache"]
+    fig = sw.plot(table, "tpm", "users", varied)
+    ax = fig.axes[0]
+    drawn = sorted(y for line in ax.lines for y in line.get_ydata() if line.get_marker() == "o")
+    assert drawn == [1.0, 2.0, 3.0, 4.0]                                       # every point, none dropped
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["8", "16", "32", "—"]
+    assert sorted(ax.get_legend_handles_labels()[1]) == ["database.db_cache=100 MB", "database.db_cache=—"]
+    fig = sw.plot(table, "tpm", "database.db_cache", varied, by="users")
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["100 MB", "—"]   # not 'nan'
+
+
+def test_the_plot_names_the_unit_and_claims_no_interval_it_does_not_have():
+    table = pd.DataFrame({"point": [0, 1], "replication": [0, 0], "status": ["ok", "ok"], "users": [8, 16],
+                          "rt.new_order.p90": [0.0106, 0.0105]})
+    ax = sw.plot(table, "rt.new_order.p90", "users", ["users"]).axes[0]
+    assert ax.get_ylabel() == "rt.new_order.p90 (s)"                         # seconds, as results.csv has it
+    assert "no interval" in ax.get_title() and "95% CI" not in ax.get_title()
+    assert [sw.figure_unit(m) for m in ("tpm", "elapsed", "wait.log file sync.avg_ms", "device.array.util_pct",
+                                        "extra.iops", "run_queue")] == ["TPM", "s", "ms", "%", "IOPS", ""]
