@@ -140,9 +140,17 @@ def full(r: Result) -> str:
     if r.status in NO_FIGURES:
         return parts[0]
     if r.response:
-        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
+        def ci(v: dict) -> str:   # the mean's 95% interval from batch means ("—": none, see below)
+            hw = v.get("mean_ci95")
+            return _ms(hw) if hw is not None and math.isfinite(hw) else "—"
+
+        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), ci(v), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
                 for t, v in r.response.items()]
-        parts.append("Response time (ms)\n" + table(["transaction", "count", "mean", "p50", "p90", "p99"], rows))
+        text = "Response time (ms)\n" + table(["transaction", "count", "mean", "± 95%", "p50", "p90", "p99"], rows)
+        if any(row[3] == "—" for row in rows):
+            text += ("\n  —: no interval for the mean: under 20 batches, or batches still correlated (a queue whose "
+                     "memory is long against the run); a longer run.max_time gives one")
+        parts.append(text)
     if r.top_events:
         rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",
                  "" if e["avg_ms"] is None else f"{e['avg_ms']:.2f}", f"{e['pct_call_time']:.1f}"]

@@ -13,7 +13,7 @@ import simpy
 from sim.config import OltpsimError
 from sim.db.checkpoint import PACE_WINDOW
 from sim.db.dbwr import TIMEOUT as DBWR_TIMEOUT
-from sim.metrics import BatchMeans, batch_means_halfwidth
+from sim.metrics import BatchMeans, RatioBatchMeans, batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
 from sim.system import System
@@ -234,6 +234,10 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     start = env.now
     batches = BatchMeans(keep=2 * spec.min_batches)
     last = 0
+    # the mean response time of each transaction type, by batch (seconds of response, transactions): its interval
+    timed = getattr(workload, "response", {})   # (Tally by type: the workloads that time transactions)
+    responses = {t: RatioBatchMeans(keep=2 * spec.min_batches) for t in timed}
+    seen = {t: (0.0, 0) for t in timed}
     exhausted = system.vm.exhausted   # (every steady workload so far starts its processes by start(): admitted)
     while True:
         # a batch's end from the start, not now + batch: that sum drifts (30,000 10-ms batches ended at 302.59999999987 s)
@@ -243,6 +247,10 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
             return
         batches.add((workload.completed - last) / spec.batch)
         last = workload.completed
+        for t, tally in timed.items():
+            total, n = seen[t]
+            responses[t].add(tally.total - total, tally.n - n)
+            seen[t] = tally.total, tally.n
         measured = env.now - start
         if progress:
             progress(min(1.0, measured / max_time))
@@ -257,6 +265,8 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     means, per = batches.batches()
     result.tpm_half_width = batch_means_halfwidth(means) * 60.0
     result.response = report.pop("response", {})
+    for t, figures in result.response.items():   # (of the mean: the percentiles' would need the batches' histograms)
+        figures["mean_ci95"] = responses[t].halfwidth() if t in responses else float("nan")
     result.extra.update(report)
     result.extra["batches"] = len(means)   # the interval's, as merged (of batch_s each)
     result.extra["batch_s"] = spec.batch * per   # the batches' length, as merged

@@ -377,3 +377,19 @@ def test_the_figures_of_every_event_type_and_device_are_those_limits_and_metrics
             given[prefix].add(k.rpartition(".")[2])
     assert r.top_events and r.response and r.devices
     assert given == {p: set(stats) for p, stats in STATS.items()}
+
+
+def test_a_mean_response_time_shows_its_interval_or_says_why_it_has_none(ue10000):
+    """The response table's `± 95%` column: the interval of the mean from batch means (RatioBatchMeans), or '—'
+    and why, where the run has too few batches to judge whether they are correlated (ue10000's: 6)."""
+    r, text, row = ue10000
+    assert r.extra["batches"] < 20 and all(v["mean_ci95"] == float("inf") for v in r.response.values())
+    assert re.search(r"^new_order\s+[\d,]+\s+[\d.]+\s+—\s", text, re.M) and "—: no interval for the mean" in text
+    many = run(scenario.load(None, {"users": 8, "think_time": "0 s", "keying_time": "0 s", "run.warmup": "0.5 s",
+                                    "run.batch": "0.1 s", "run.min_batches": "40", "run.max_time": "4 s"},
+                             profile="t5220", workload="tpcc"))
+    no = many.response["new_order"]
+    assert 0.0 < no["mean_ci95"] < 0.1 * no["mean"], no
+    line = re.search(r"^new_order\s+[\d,]+\s+([\d.]+)\s+([\d.]+)\s", report.full(many), re.M)
+    assert line and line.groups() == (f"{1000 * no['mean']:.2f}", f"{1000 * no['mean_ci95']:.2f}")
+    assert many.flat()["rt.new_order.mean_ci95"] == no["mean_ci95"]
