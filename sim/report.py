@@ -140,14 +140,18 @@ def full(r: Result) -> str:
     if r.status in NO_FIGURES:
         return parts[0]
     if r.response:
-        def ci(v: dict) -> str:   # the mean's 95% interval from batch means ("—": none, see below)
+        def ci(v: dict) -> list[str]:   # the mean's 95% interval from batch means ("—": none, see below)
+            if not intervals:   # (a result saved before there were any)
+                return []
             hw = v.get("mean_ci95")
-            return _ms(hw) if hw is not None and math.isfinite(hw) else "—"
+            return [_ms(hw) if hw is not None and math.isfinite(hw) else "—"]
 
-        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), ci(v), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
+        intervals = any("mean_ci95" in v for v in r.response.values())
+        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), *ci(v), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
                 for t, v in r.response.items()]
-        text = "Response time (ms)\n" + table(["transaction", "count", "mean", "± 95%", "p50", "p90", "p99"], rows)
-        if any(row[3] == "—" for row in rows):
+        head = ["transaction", "count", "mean", *(["± 95%"] if intervals else []), "p50", "p90", "p99"]
+        text = "Response time (ms)\n" + table(head, rows)
+        if intervals and any(row[3] == "—" for row in rows):
             text += ("\n  —: no interval for the mean: under 20 batches, or batches still correlated (a queue whose "
                      "memory is long against the run); a longer run.max_time gives one")
         parts.append(text)
