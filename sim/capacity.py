@@ -26,7 +26,7 @@ from typing import Any, Callable
 import workloads
 from sim.config import ConfigError, OltpsimError, suggest, what_it_is
 from sim.executors import open_executor
-from sim.result import FIGURES, STATS, Result, finite, known_figure
+from sim.result import FIGURES, Result, figure_unit, finite, known_figure, stat_problem
 from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 from sim.units import UnitError, format_quantity, parse
 
@@ -41,18 +41,7 @@ _WHOLE = "expected a whole-number setting of the load, e.g. users (tpcc), sessio
 
 def _kind(figure: str) -> str:
     """How a limit on this figure is written: a time ('5 s'), a percentage ('80%') or a plain number."""
-    last = figure.rsplit(".", 1)[-1]
-    if figure == "elapsed" or (figure.startswith("rt.") and (last == "mean" or re.fullmatch(r"p\d+", last))):
-        return "time"
-    # seconds by their name (wait.EVENT.time_s, extra.px_queue_time_s; not the rates, *_per_s) or as flat() says
-    if (figure.endswith("_s") and not figure.endswith("_per_s")) or figure in ("simulated_time", "measured_time",
-                                                                             "wall_time"):
-        return "time"
-    if figure.endswith("_ms"):
-        return "time_ms"
-    if figure.startswith("cpu_") or figure.endswith(("_pct", "pct_call_time", "utilisation_mean")):
-        return "percent"
-    return "number"
+    return {"s": "time", "ms": "time_ms", "%": "percent"}.get(figure_unit(figure), "number")
 
 
 @dataclass(frozen=True)
@@ -140,11 +129,9 @@ def _check_names(lims: list[Limit], sc: Scenario) -> None:
     types = getattr(workloads.get(sc.spec.workload), "TYPES", ())   # the workloads that time transactions by type
     for lim in lims:
         prefix, _, rest = lim.figure.partition(".")
-        name, _, stat = rest.rpartition(".")
-        if prefix in STATS and stat not in STATS[prefix]:
-            of = {"wait": "a wait event", "rt": "a transaction type", "device": "a device"}[prefix]
-            raise OltpsimError(f"--limit {lim.text!r}: no figure {stat!r}{suggest(stat, STATS[prefix])} of {of}; "
-                               f"expected {prefix}.NAME.STAT, STAT one of {', '.join(STATS[prefix])}")
+        name = rest.rpartition(".")[0]
+        if problem := stat_problem(lim.figure):
+            raise OltpsimError(f"--limit {lim.text!r}: {problem}")
         if prefix == "device" and name not in devices:
             raise OltpsimError(f"--limit {lim.text!r}: no device {name!r}{suggest(name, devices)} in profile "
                                f"{sc.spec.profile}; expected one of {', '.join(devices)}")

@@ -400,13 +400,10 @@ def _check_plot(plot_x: str | None, by: tuple[str, ...], varied: list[str]) -> N
 def _check_metric(metric: str) -> None:
     """--metric names a figure a run can have, checked before the sweep runs (a workload's own
     figures, extra.NAME, are known only from the results: checked again there)."""
-    from sim.result import FIGURE_PREFIXES, FIGURES, STATS, known_figure
+    from sim.result import FIGURE_PREFIXES, FIGURES, known_figure, stat_problem
 
-    prefix, _, rest = metric.partition(".")
-    stat = rest.rpartition(".")[2]
-    if prefix in STATS and stat not in STATS[prefix]:   # the figures of an event, a type, a device: known now
-        raise OltpsimError(f"--metric {metric}: no such figure{suggest(stat, STATS[prefix])}; expected {prefix}.NAME.STAT, "
-                           f"STAT one of {', '.join(STATS[prefix])}")
+    if problem := stat_problem(metric):   # the figures of an event, a type, a device: known now
+        raise OltpsimError(f"--metric {metric}: {problem}")
     if known_figure(metric):
         return
     hint = suggest(metric, FIGURES)

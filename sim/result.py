@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.config import dotted
+from sim.config import dotted, suggest
 
 
 @dataclass
@@ -106,6 +106,42 @@ FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
 # flat(), the response times of workloads/tpcc.py, the devices of sim/run.py (a test holds them to a run's)
 STATS = {"wait": ("waits", "time_s", "avg_ms", "pct_call_time"), "rt": ("count", "mean", "mean_ci95", "p50", "p90", "p99"),
          "device": ("iops", "mb_per_s", "util_pct", "avg_service_ms", "avg_response_ms", "drive_ops_per_s")}
+
+
+def stat_problem(name: str) -> str | None:
+    """What is wrong with wait.NAME.STAT, rt.NAME.STAT or device.NAME.STAT whose STAT no event, type or device
+    has (None: nothing, or not such a figure): known before any run."""
+    prefix, _, rest = name.partition(".")
+    stat = rest.rpartition(".")[2]
+    if prefix not in STATS or stat in STATS[prefix]:
+        return None
+    of = {"wait": "a wait event", "rt": "a transaction type", "device": "a device"}[prefix]
+    return (f"no figure {stat!r}{suggest(stat, STATS[prefix])} of {of}; expected {prefix}.NAME.STAT, STAT one of "
+            f"{', '.join(STATS[prefix])}")
+
+
+def figure_unit(name: str) -> str:
+    """The unit of a figure as flat() gives it, from its name: s, ms, %, TPM, tx/s, MB/s, IOPS, or '' (a count, a
+    ratio). Times are in seconds unless the name says ms."""
+    last = name.rsplit(".", 1)[-1]
+    if name in ("tpm", "tpm_half_width"):
+        return "TPM"
+    if name == "throughput_per_s":
+        return "tx/s"
+    if last.endswith("_ms"):
+        return "ms"
+    if name in ("elapsed", "simulated_time", "measured_time", "wall_time") or (last.endswith("_s") and not
+                                                                               last.endswith("_per_s")):
+        return "s"   # (wait.EVENT.time_s, extra.px_queue_time_s; not the rates)
+    if name.startswith("rt.") and (last in ("mean", "mean_ci95") or (last[:1] == "p" and last[1:].isdigit())):
+        return "s"
+    if name.startswith("cpu_") or last.endswith(("_pct", "pct_call_time")) or name.endswith("utilisation_mean"):
+        return "%"
+    if last == "mb_per_s":
+        return "MB/s"
+    if last in ("iops", "max_iops"):
+        return "IOPS"
+    return ""
 
 
 def known_figure(name: str) -> bool:

@@ -50,6 +50,7 @@ import numpy as np
 from sim.config import ConfigError, OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
 from sim.executors import open_executor
 from sim.metrics import batch_means_halfwidth
+from sim.result import figure_unit
 from sim.scenario import TOP_KEYS, Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 import workloads
 
@@ -592,28 +593,6 @@ def _missing(v) -> bool:
     return v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v)))
 
 
-def figure_unit(name: str) -> str:
-    """The unit of a results column, as Result.flat() writes it (times in seconds unless the name says ms)."""
-    last = name.rsplit(".", 1)[-1]
-    if name in ("tpm", "tpm_half_width"):
-        return "TPM"
-    if name == "throughput_per_s":
-        return "tx/s"
-    if last.endswith("_ms"):
-        return "ms"
-    if last.endswith("_pct") or last in ("pct_call_time",) or name in ("cpu_idle", "cpu_usr", "cpu_sys") \
-            or name.endswith("utilisation_mean"):
-        return "%"
-    if last == "mb_per_s":
-        return "MB/s"
-    if name in ("elapsed", "simulated_time", "measured_time", "wall_time") or last == "time_s" or \
-            (name.startswith("rt.") and last in ("mean", "p50", "p90", "p99")):
-        return "s"
-    if name == "extra.iops" or last in ("iops", "max_iops"):
-        return "IOPS"
-    return ""
-
-
 def plot(table, metric: str, x: str, varied: list[str], by: str | list[str] | None = None, path=None):
     """`metric` against the setting `x`, with 95% CI error bars, one line per value of `by`
     (default: every other varied setting). Returns the matplotlib Figure; saves it to `path`."""
@@ -659,7 +638,8 @@ def plot(table, metric: str, x: str, varied: list[str], by: str | list[str] | No
     ax.set_xlabel(x)
     unit = figure_unit(metric)
     ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
-    interval = "95% CI over replications" if summ[f"{metric}.ci95"].notna().any() else "one replication: no interval"
+    interval = ("95% CI over replications" if summ[f"{metric}.ci95"].notna().any() else
+                "one replication: no interval" if summ["runs"].max() <= 1 else "no interval")
     ax.set_title(f"{metric} against {x} ({interval})", fontsize=10)
     if by:
         ax.legend(fontsize=8)

@@ -796,7 +796,7 @@ def test_cli_second_pass_refusals(tmp_path):
          "named extra.iops"),
         # the figures of a transaction type, a wait event or a device are known before the runs (it ran them all)
         (("sweep", "-j", "1", *base, "--vary", "users=8,16", "--metric", "rt.new_order.p95", "--out",
-          str(tmp_path / "s7")), "--metric rt.new_order.p95: no such figure (did you mean 'p99'?)"),
+          str(tmp_path / "s7")), "--metric rt.new_order.p95: no figure 'p95' (did you mean 'p99'?) of a transaction type"),
         (("run", *base, "--set", "users=8", "--set", "database.parallel.parallel_max_servers=8"),
          "no database.parallel.parallel_max_servers for workload tpcc"),
         # --by splits a plot's lines: without --plot, or along the plotted setting, it would be ignored or fail late

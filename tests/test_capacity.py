@@ -363,3 +363,8 @@ def test_a_figure_no_wait_event_type_or_device_has_is_refused_before_any_run(mon
     with pytest.raises(OltpsimError) as info:
         cp.capacity({"profile": "t5220", "workload": "tpcc"}, [limit], overrides=QUICK)
     assert problem in str(info.value)
+
+
+def test_a_limit_on_a_mean_response_times_interval_is_a_time():
+    """rt.TYPE.mean_ci95 is in seconds, as rt.TYPE.mean: '5 ms' had been refused as 'the figure has no unit'."""
+    assert cp.parse_limit("rt.new_order.mean_ci95 <= 5 ms").value == pytest.approx(0.005)

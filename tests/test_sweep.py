@@ -18,6 +18,7 @@ import yaml
 
 from sim import sweep as sw
 from sim.config import OltpsimError
+from sim.result import figure_unit
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_RUN = {"warmup": "0.2 s", "batch": "0.2 s", "min_batches": 2, "max_time": "0.4 s"}
@@ -404,5 +405,15 @@ def test_the_plot_names_the_unit_and_claims_no_interval_it_does_not_have():
     ax = sw.plot(table, "rt.new_order.p90", "users", ["users"]).axes[0]
     assert ax.get_ylabel() == "rt.new_order.p90 (s)"                         # seconds, as results.csv has it
     assert "no interval" in ax.get_title() and "95% CI" not in ax.get_title()
-    assert [sw.figure_unit(m) for m in ("tpm", "elapsed", "wait.log file sync.avg_ms", "device.array.util_pct",
-                                        "extra.iops", "run_queue")] == ["TPM", "s", "ms", "%", "IOPS", ""]
+    assert [figure_unit(m) for m in ("tpm", "elapsed", "wait.log file sync.avg_ms", "device.array.util_pct",
+                                     "extra.iops", "run_queue", "rt.new_order.mean_ci95", "extra.px_queue_time_s",
+                                     "device.array.mb_per_s", "cpu_busy")] == [
+        "TPM", "s", "ms", "%", "IOPS", "", "s", "s", "MB/s", "%"]
+
+
+def test_the_plot_does_not_call_replications_without_an_interval_one_replication():
+    """Two replications whose figure has no interval across them (every run's mean_ci95 infinite, '—')."""
+    table = pd.DataFrame({"point": [0, 0, 1, 1], "replication": [0, 1, 0, 1], "status": ["ok"] * 4, "users": [4, 4, 8, 8],
+                          "rt.new_order.mean_ci95": [np.inf] * 4})
+    title = sw.plot(table, "rt.new_order.mean_ci95", "users", ["users"]).axes[0].get_title()
+    assert "one replication" not in title and "no interval" in title
