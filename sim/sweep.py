@@ -524,8 +524,9 @@ def primary_metric(table) -> str:
 
 
 def t_half_width(values: np.ndarray, confidence: float = 0.95) -> float:
-    """Half-width of the Student-t interval of the mean of independent replications."""
-    return batch_means_halfwidth(values, confidence) if len(values) >= 2 else math.nan
+    """Half-width of the Student-t interval of the mean of independent replications (none from one, or from an
+    infinite figure: a run's own '—' interval, rt.TYPE.mean_ci95)."""
+    return batch_means_halfwidth(values, confidence) if len(values) >= 2 and np.isfinite(values).all() else math.nan
 
 
 def summarize(table, varied: list[str], metrics: list[str]):
