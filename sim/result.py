@@ -115,6 +115,8 @@ def stat_problem(name: str) -> str | None:
     stat = rest.rpartition(".")[2]
     if prefix not in STATS or stat in STATS[prefix]:
         return None
+    if prefix == "device" and stat == "write_cache":   # (a column of a device behind a write-back cache)
+        return "write_cache is whether the device has a write-back cache (true), not a figure with a number"
     of = {"wait": "a wait event", "rt": "a transaction type", "device": "a device"}[prefix]
     return (f"no figure {stat!r}{suggest(stat, STATS[prefix])} of {of}; expected {prefix}.NAME.STAT, STAT one of "
             f"{', '.join(STATS[prefix])}")

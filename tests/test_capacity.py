@@ -354,6 +354,7 @@ def test_a_wait_event_a_small_load_never_waits_on_is_met_and_a_name_no_run_has_i
     ("wait.log file sync.avg <= 0.5", "no figure 'avg' (did you mean 'avg_ms'?) of a wait event"),
     ("rt.new_order.p95 <= 15 ms", "no figure 'p95' (did you mean 'p99'?) of a transaction type"),
     ("device.array.util <= 50", "no figure 'util' (did you mean 'util_pct'?) of a device"),
+    ("device.array.write_cache <= 1", "not a figure with a number"),   # (a column of cached arrays: true)
 ])
 def test_a_figure_no_wait_event_type_or_device_has_is_refused_before_any_run(monkeypatch, limit, problem):
     """'wait.log file sync.avg' read as no waits at every load (met, with a note that no run waited on 'log file
