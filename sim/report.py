@@ -216,6 +216,11 @@ def _load_profile(x: dict) -> str:
     if "commits_per_log_write" in x:
         items.append(("commits per log write", f"{x['commits_per_log_write']:.2f}"))
     parts = [_line("Load profile", items)]
+    latches = sorted({k.split(".")[1] for k in x if k.startswith("latch.") and k.endswith(".gets_per_s")})
+    for name in latches:   # AWR's Latch Activity: gets, the share that found it held, sleeps
+        parts.append(_line(f"Latch {name}", [("gets/s", f"{x[f'latch.{name}.gets_per_s']:,.0f}"),
+                                             ("miss", f"{x[f'latch.{name}.miss_pct']:.2f}%"),
+                                             ("sleeps", f"{x[f'latch.{name}.sleeps']:,}")]))
     if x.get("dbwr_backlog_skipped"):   # a steady state at DBWR's free-buffer limit (sim/db/dbwr.py catch_up)
         writes = x.get("physical_writes_per_s") or 0.0
         span = f", ~{x['dbwr_backlog_skipped'] / writes / 60:.0f} min of its writes" if writes else ""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import simpy
 
-from sim import scenario
+from sim import report, scenario
 from sim.analytic import mmc_wait, repairman
 from sim.config import ConfigError, Source, build
 from sim.db.latches import LatchFamily, LatchStats, cbc_children, line_transfer, lru_children
@@ -530,6 +530,10 @@ def test_slob_reports_iops_per_core_and_latch_rates_by_their_definitions():
     assert x["iops_per_core"] == pytest.approx(x["iops"] / cores)
     assert r.tpm == pytest.approx(60 * r.throughput_per_s)       # its operations are logical reads, 3/4 physical
     assert x["iops"] / r.throughput_per_s == pytest.approx(0.75, rel=0.05)
+    assert x["buffer_hit_ratio"] == pytest.approx(1.0 - x["iops"] / r.throughput_per_s)   # AWR's Buffer Hit %
+    text = report.full(r)   # the load profile and AWR's latch activity, as the text says them
+    assert f"buffer hit {100 * x['buffer_hit_ratio']:.2f}%" in text
+    assert f"Latch cache buffers chains: gets/s {x['latch.cache buffers chains.gets_per_s']:,.0f}" in text
     lrs = x["latch.cache buffers lru chain.gets_per_s"] * span
     assert lrs == pytest.approx(x["iops"] * span)             # one LRU latch get per physical read
     cbc = x["latch.cache buffers chains.gets_per_s"]

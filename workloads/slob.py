@@ -233,5 +233,8 @@ class Workload:
     def report(self, span: float) -> dict:
         per_s = self.completed / span
         event = "direct path read" if self.params.read_path == "direct" else "db file sequential read"
-        return {"throughput_per_s": per_s, "tpm": per_s * 60.0,
-                **io_report(self.system, self.paths, self.physical, span, event)}
+        out = {"throughput_per_s": per_s, "tpm": per_s * 60.0,
+               **io_report(self.system, self.paths, self.physical, span, event)}
+        if self.params.read_path == "sga" and self.completed:   # as AWR's Buffer Hit %: logical reads not physical
+            out["buffer_hit_ratio"] = 1.0 - self.physical / self.completed
+        return out
