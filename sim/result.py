@@ -104,7 +104,8 @@ FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "elapsed", "cpu_idle", "
 FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
 # The figures of each wait event, transaction type and device, whatever the run (wait.NAME.STAT): the events' of
 # flat(), the response times of workloads/tpcc.py, the devices of sim/run.py (a test holds them to a run's)
-STATS = {"wait": ("waits", "time_s", "avg_ms", "pct_call_time"), "rt": ("count", "mean", "mean_ci95", "p50", "p90", "p99"),
+STATS = {"wait": ("waits", "time_s", "avg_ms", "pct_call_time"),
+         "rt": ("count", "mean", "mean_ci95", "p50", "p90", "p99"),
          "device": ("iops", "mb_per_s", "util_pct", "avg_service_ms", "avg_response_ms", "drive_ops_per_s")}
 
 

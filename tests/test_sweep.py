@@ -379,7 +379,8 @@ def test_a_wait_event_a_run_did_not_wait_on_is_summarised_as_no_waits():
     s = sw.summarize(t, [], ["wait.db file sequential read.waits", "wait.db file sequential read.avg_ms"])
     assert list(s["wait.db file sequential read.waits"]) == [50.0, 0.0]
     # the average of no waits is no number: the replication that waited is the point's, and the other point has none
-    assert s["wait.db file sequential read.avg_ms"].iloc[0] == 8.0 and np.isnan(s["wait.db file sequential read.avg_ms"].iloc[1])
+    avg = s["wait.db file sequential read.avg_ms"]
+    assert avg.iloc[0] == 8.0 and np.isnan(avg.iloc[1])
 
 
 def test_the_plot_keeps_a_point_that_leaves_a_setting_to_the_scenario():
@@ -413,7 +414,7 @@ def test_the_plot_names_the_unit_and_claims_no_interval_it_does_not_have():
 
 def test_the_plot_does_not_call_replications_without_an_interval_one_replication():
     """Two replications whose figure has no interval across them (every run's mean_ci95 infinite, '—')."""
-    table = pd.DataFrame({"point": [0, 0, 1, 1], "replication": [0, 1, 0, 1], "status": ["ok"] * 4, "users": [4, 4, 8, 8],
-                          "rt.new_order.mean_ci95": [np.inf] * 4})
+    table = pd.DataFrame({"point": [0, 0, 1, 1], "replication": [0, 1, 0, 1], "status": ["ok"] * 4,
+                          "users": [4, 4, 8, 8], "rt.new_order.mean_ci95": [np.inf] * 4})
     title = sw.plot(table, "rt.new_order.mean_ci95", "users", ["users"]).axes[0].get_title()
     assert "one replication" not in title and "no interval" in title
