@@ -40,9 +40,10 @@ def _strands_per_core(r: Result) -> int:
 
 
 def _pipeline_tool(r: Result) -> str:
-    # corestat reads the pipeline counters of CMT chips (UltraSPARC T1/T2); on one strand per
-    # core it does not exist, and the same figure is the share of cycles that issue (cpustat).
-    return "corestat" if _strands_per_core(r) > 1 else "cycles issuing, cpustat-like"
+    # corestat reads the pipeline counters of CMT chips (UltraSPARC T1/T2: 4 and 8 strands a core); elsewhere
+    # (one strand a core, or a Xeon's two hyper-threads under Linux) it does not exist, and the same figure is
+    # the share of cycles that issue (cpustat's, perf's counters).
+    return "corestat" if _strands_per_core(r) >= 4 else "cycles issuing, cpustat-like"
 
 
 def _changed_settings(r: Result) -> list[tuple[str, str]]:

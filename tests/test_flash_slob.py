@@ -533,6 +533,7 @@ def test_slob_reports_iops_per_core_and_latch_rates_by_their_definitions():
     assert x["buffer_hit_ratio"] == pytest.approx(1.0 - x["iops"] / r.throughput_per_s)   # AWR's Buffer Hit %
     text = report.full(r)   # the load profile and AWR's latch activity, as the text says them
     assert f"buffer hit {100 * x['buffer_hit_ratio']:.2f}%" in text
+    assert "corestat" not in text and "(cycles issuing, cpustat-like)" in text   # a Xeon's hyper-threads: no corestat
     assert f"Latch cache buffers chains: gets/s {x['latch.cache buffers chains.gets_per_s']:,.0f}" in text
     lrs = x["latch.cache buffers lru chain.gets_per_s"] * span
     assert lrs == pytest.approx(x["iops"] * span)             # one LRU latch get per physical read
