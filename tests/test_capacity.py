@@ -74,6 +74,7 @@ def test_a_limit_never_broken_within_the_range_says_the_capacity_may_be_higher()
     ("device.array.avg_response_ms <= 0.02 s", "device.array.avg_response_ms", "<=", 20.0),
     ("wait.log file sync.avg_ms <= 5 ms", "wait.log file sync.avg_ms", "<=", 5.0),
     ("run_queue <= 64", "run_queue", "<=", 64.0),
+    ("core_utilisation_mean <= 75%", "core_utilisation_mean", "<=", 75.0),              # a percentage, as cpu_*
     ("tpm >= 1e5", "tpm", ">=", 1e5),
     ("wait.log file sync.time_s <= 2 min", "wait.log file sync.time_s", "<=", 120.0),   # seconds by its name
     ("wall_time <= 500 ms", "wall_time", "<=", 0.5),
@@ -364,6 +365,16 @@ def test_a_figure_no_wait_event_type_or_device_has_is_refused_before_any_run(mon
     with pytest.raises(OltpsimError) as info:
         cp.capacity({"profile": "t5220", "workload": "tpcc"}, [limit], overrides=QUICK)
     assert problem in str(info.value)
+
+
+def test_a_figure_of_a_device_whose_name_has_a_dot_is_a_figure():
+    """A profile's device may be named 'san.lun0' (flat() gives device.san.lun0.util_pct): its figures are
+    known by their last part, and so is a misspelt one; the interval of a mean response time is a figure."""
+    from sim.result import stat_problem
+
+    assert stat_problem("device.san.lun0.util_pct") is None and stat_problem("wait.a.b.waits") is None
+    assert "no figure 'utl_pct' (did you mean 'util_pct'?) of a device" in stat_problem("device.san.lun0.utl_pct")
+    assert stat_problem("rt.new_order.mean_ci95") is None
 
 
 def test_a_limit_on_a_mean_response_times_interval_is_a_time():

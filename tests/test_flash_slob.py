@@ -142,6 +142,8 @@ def test_slob_direct_path_costs_less_cpu_per_read_and_is_deterministic():
     direct = _slob("xeon-e5-2643v3-2s", sessions=8, read_path="direct")
     assert (sga.extra["iops"], sga.events, sga.cpu) == (again.extra["iops"], again.events, again.cpu)
     assert direct.extra["iops_per_db_cpu"] > 1.3 * sga.extra["iops_per_db_cpu"]
+    # direct path reads bypass the cache: no Buffer Hit % (not a 0% read as every buffer missed)
+    assert "buffer_hit_ratio" not in direct.extra and "buffer hit" not in report.full(direct)
     # every read of a schema far larger than the cache is physical: one wait per read
     ev = {e["event"]: e for e in sga.top_events}
     reads = sga.extra["iops"] * sga.measured_time

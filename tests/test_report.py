@@ -380,6 +380,24 @@ def test_the_figures_of_every_event_type_and_device_are_those_limits_and_metrics
     assert given == {p: set(stats) for p, stats in STATS.items()}
 
 
+def test_a_type_without_an_interval_is_explained_beside_one_with_an_interval():
+    """New-Order's mean has an interval, Payment's has none ('—'): the table still says why it has none."""
+    r = _steady_result()
+    r.response = {"new_order": {**r.response["new_order"]},
+                  "payment": {**r.response["new_order"], "mean_ci95": float("inf")}}
+    text = report.full(r)
+    assert re.search(r"^new_order\s+[\d,]+\s+12\.30\s+0\.42\s", text, re.M)
+    assert re.search(r"^payment\s+[\d,]+\s+12\.30\s+—\s", text, re.M) and "—: no interval for the mean" in text
+
+
+def test_a_latchs_line_gives_its_gets_miss_share_and_sleeps():
+    """AWR's Latch Activity: gets/s, the share of gets that found the latch held, and the sleeps."""
+    r = _steady_result()
+    r.extra.update({"latch.cache buffers chains.gets_per_s": 123456.7, "latch.cache buffers chains.miss_pct": 1.234,
+                    "latch.cache buffers chains.sleeps": 5678})
+    assert "Latch cache buffers chains: gets/s 123,457   miss 1.23%   sleeps 5,678" in report.full(r)
+
+
 def test_a_mean_response_time_shows_its_interval_or_says_why_it_has_none(ue10000):
     """The response table's `± 95%` column: the interval of the mean from batch means (RatioBatchMeans), or '—'
     and why, where the run has too few batches to judge whether they are correlated (ue10000's: 6)."""

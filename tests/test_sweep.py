@@ -408,8 +408,44 @@ def test_the_plot_names_the_unit_and_claims_no_interval_it_does_not_have():
     assert "no interval" in ax.get_title() and "95% CI" not in ax.get_title()
     assert [figure_unit(m) for m in ("tpm", "elapsed", "wait.log file sync.avg_ms", "device.array.util_pct",
                                      "extra.iops", "run_queue", "rt.new_order.mean_ci95", "extra.px_queue_time_s",
-                                     "device.array.mb_per_s", "cpu_busy")] == [
-        "TPM", "s", "ms", "%", "IOPS", "", "s", "s", "MB/s", "%"]
+                                     "device.array.mb_per_s", "cpu_busy", "tpm_half_width",
+                                     "core_utilisation_mean")] == [
+        "TPM", "s", "ms", "%", "IOPS", "", "s", "s", "MB/s", "%", "TPM", "%"]
+
+
+def test_the_plot_draws_its_line_in_the_settings_order_and_a_gap_column_as_whole_numbers():
+    """Points given as 16, 8, 32 users: one line from left to right, not back and forth; a points file's column
+    with a gap (read as 16.0, 8.0, NaN, 32.0) is labelled 8, 16, 32 and '—', not 8.0."""
+    table = pd.DataFrame({"point": [0, 1, 2], "replication": [0] * 3, "status": ["ok"] * 3,
+                          "users": [16, 8, 32], "tpm": [2.0, 1.0, 3.0]})
+    (line,) = [ln for ln in sw.plot(table, "tpm", "users", ["users"]).axes[0].lines if ln.get_marker() == "o"]
+    assert list(line.get_xdata()) == [8, 16, 32] and list(line.get_ydata()) == [1.0, 2.0, 3.0]
+    gap = pd.DataFrame({"point": [0, 1, 2, 3], "replication": [0] * 4, "status": ["ok"] * 4,
+                        "users": [16.0, 8.0, np.nan, 32.0], "tpm": [2.0, 1.0, 3.0, 4.0]})
+    ax = sw.plot(gap, "tpm", "users", ["users"]).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["8", "16", "32", "—"]
+    (line,) = [ln for ln in ax.lines if ln.get_marker() == "o"]
+    assert list(line.get_xdata()) == [0, 1, 2, 3] and list(line.get_ydata()) == [1.0, 2.0, 4.0, 3.0]
+
+
+def test_replications_of_an_infinite_figure_have_no_interval_and_no_warning():
+    """A run's '—' (rt.TYPE.mean_ci95 infinite): no interval across replications, and no numpy RuntimeWarning
+    on the sweep's output."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(sw.t_half_width(np.array([0.004, np.inf, 0.005])))
+        assert sw.t_half_width(np.array([1.0, 3.0])) > 0
+
+
+def test_a_reused_run_has_no_column_of_a_setting_only_the_earlier_sweep_varied(tmp_path):
+    """An earlier sweep that also set think_time to the scenario's own 0 s ran the same scenario: its run is
+    reused, but this sweep's table has only this sweep's settings (not a think_time column blank but for it)."""
+    base = {**BASE, "params": {**BASE["params"]}}
+    sw.sweep(base, vary={"users": [8], "think_time": ["0 s"]}, out=tmp_path, executor="serial", progress=False)
+    again = sw.sweep(base, vary={"users": [8, 4]}, out=tmp_path, executor="serial", progress=False)
+    assert again.reused == 1 and "think_time" not in again.table.columns
 
 
 def test_the_plot_does_not_call_replications_without_an_interval_one_replication():
