@@ -319,17 +319,22 @@ def test_a_batch_dirtied_while_dbwr_gathers_the_last_goes_out_right_after_it():
     assert files.started == pytest.approx([0.0501] * 10 + [0.1001] * 10) and dbwr.written_total == 20
 
 
+def _watch_from(env, dbwr, start: float) -> None:
+    """A watch from `start`: 10 buffers dirtied at 0.0001 s, one more at `start` (below a batch), run to 0.5 s."""
+    dbwr.watch(start)
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=start)
+    dbwr.dirty(1)
+    env.run(until=0.5)
+
+
 def test_a_watch_that_begins_while_writes_are_in_flight_counts_them_as_busy():
     """40 buffers (batch 10), one write at a time: 10 dirty at 0.0001 s are written until 0.1001 s. A watch from
     0.05 s begins at a dirtying then, with a write in flight: DBWR is busy from 0.05 to 0.1001 s, then idle
     (one buffer pending, below a batch), so its busy time at 0.5 s is 0.0501 s."""
     env, files, _, dbwr = _dbwr(40)
-    dbwr.watch(0.05)
-    env.run(until=0.0001)
-    dbwr.dirty(10)
-    env.run(until=0.05)
-    dbwr.dirty(1)
-    env.run(until=0.5)
+    _watch_from(env, dbwr, 0.05)
     assert max(files.ended) == pytest.approx(0.1001) and dbwr.written_total == 10
     assert dbwr.busy_time() == pytest.approx(0.1001 - 0.05)
 
@@ -340,12 +345,7 @@ def test_a_watch_that_begins_while_dbwr_gathers_counts_the_gather_as_busy():
     flight, counts the rest of the gather and the writes: busy from 0.02 to 0.0601 s (it had counted only the
     writes' 0.01 s, overstating DBWR's capacity)."""
     env, files, dbwr = _slow_dbwr()
-    dbwr.watch(0.02)
-    env.run(until=0.0001)
-    dbwr.dirty(10)
-    env.run(until=0.02)
-    dbwr.dirty(1)
-    env.run(until=0.5)
+    _watch_from(env, dbwr, 0.02)
     assert files.started == pytest.approx([0.0501] * 10)
     assert dbwr.busy_time() == pytest.approx(0.0601 - 0.02)
 

@@ -142,24 +142,33 @@ class _LogDevice(_Device):
 def test_read_ahead_keeps_the_next_buffer_in_flight_and_waits_only_for_what_is_late():
     """2.5 MB in 1-MB buffers, 1-ms reads. Consumed at once: each buffer waits 1 ms for its read, the
     last is the 0.5 MB left. Consumed 2 ms apart: the next buffer is already there, no time waited."""
-    mb = 2 ** 20
     for work, waited in ((0.0, 3e-3), (2e-3, 1e-3)):
-        env = simpy.Environment()
-        dev, session = _LogDevice(env), _Session(env)
-        session.instance = _Instance(env)
-        ra = ReadAhead(session, dev, 4 * mb, 2.5 * mb, mb, "backup read")
-        got = []
-
-        def proc():
-            while ra.left > 0:
-                got.append((yield from ra.next_buffer()))
-                yield env.timeout(work)
-        env.process(proc())
-        env.run()
-        assert got == [mb, mb, 0.5 * mb] and ra.left == 0 and ra.position == 6.5 * mb
-        assert [r[2:] for r in dev.reads] == [(mb, 4 * mb), (mb, 5 * mb), (0.5 * mb, 6 * mb)]
+        ra, dev, session, got = _read_ahead(2.5 * MB, work)
+        assert got == [MB, MB, 0.5 * MB] and ra.left == 0 and ra.position == 6.5 * MB
+        assert [r[2:] for r in dev.reads] == [(MB, 4 * MB), (MB, 5 * MB), (0.5 * MB, 6 * MB)]
         ev = session.instance.waits.events["backup read"]
         assert (ev.waits, ev.time) == (3, pytest.approx(waited))
+
+
+MB = 2 ** 20
+
+
+def _read_ahead(size: float, work: float):
+    """A ReadAhead of `size` bytes from offset 4 MB in 1-MB buffers, consumed to its end `work` s apart:
+    (it, the device, the session, the buffers got)."""
+    env = simpy.Environment()
+    dev, session = _LogDevice(env), _Session(env)
+    session.instance = _Instance(env)
+    ra = ReadAhead(session, dev, 4 * MB, size, MB, "backup read")
+    got = []
+
+    def proc():
+        while ra.left > 0:
+            got.append((yield from ra.next_buffer()))
+            yield env.timeout(work)
+    env.process(proc())
+    env.run()
+    return ra, dev, session, got
 
 
 def test_a_batch_reader_submits_its_slots_at_once_and_pays_for_the_batch():
@@ -219,19 +228,9 @@ def test_a_miss_waits_for_a_free_buffer_before_its_read_and_books_the_read_alone
 
 def test_read_ahead_of_less_than_a_buffer_reads_just_that():
     """0.3 MB to read in 1-MB buffers: one read of 0.3 MB at the offset, nothing past it."""
-    mb = 2 ** 20
-    env = simpy.Environment()
-    dev, session = _LogDevice(env), _Session(env)
-    session.instance = _Instance(env)
-    ra = ReadAhead(session, dev, 4 * mb, 0.3 * mb, mb, "backup read")
-    got = []
-
-    def proc():
-        got.append((yield from ra.next_buffer()))
-    env.process(proc())
-    env.run()
-    assert got == [0.3 * mb] and ra.left == 0
-    assert [r[2:] for r in dev.reads] == [(0.3 * mb, 4 * mb)]
+    ra, dev, _session, got = _read_ahead(0.3 * MB, 0.0)
+    assert got == [0.3 * MB] and ra.left == 0
+    assert [r[2:] for r in dev.reads] == [(0.3 * MB, 4 * MB)]
 
 
 def test_write_behind_keeps_at_most_its_slots_in_flight_and_books_only_the_time_it_waits():
