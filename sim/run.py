@@ -317,6 +317,7 @@ def _collect(system: System, result: Result, span: float) -> None:
     instructions = cpu.instructions_retired()
     result.extra["instructions_per_s"] = instructions / span
     result.extra.update(system.memory.report(busy, instructions))
+    result.extra["memory"] = system.vm.describe()   # every workload's processes and segments, as free -m adds them
     # AWR: top timed events, with CPU as "DB CPU" (busy strand time, foreground and background), each as a share
     # of CPU + waits ("% Total Call Time"; run-queue time is in neither, as in AWR)
     events = [{"event": name, "waits": st.waits, "time_s": st.time,

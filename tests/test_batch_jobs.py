@@ -574,3 +574,20 @@ def test_batch_progress_is_the_share_done_capped_at_one():
     assert job.progress() == 0.25
     job.done_bytes = 5 * MB
     assert job.progress() == 1.0
+
+
+def test_a_batch_job_reports_its_memory_account_and_the_account_adds_up_to_ram():
+    """The memory account is the system's, reported for every workload (it was tpcc's alone): an In-Memory PX
+    scan of a 2 GB table maps all of it as the buffer cache, a direct-path scan nothing of it; either way the kernel, the
+    segments and the processes are what is committed, and committed + free reserve + page cache is RAM."""
+    sets = {"table_size": "2 GB", "run.max_time": "0.5 s"}
+    cached = run(scenario.load(None, {**sets, "in_memory": True}, profile="t5220", workload="ctas"))
+    scanned = run(scenario.load(None, {**sets, "in_memory": False}, profile="t5220", workload="ctas"))
+    for r in (cached, scanned):
+        m = r.extra["memory"]
+        parts = m["kernel_mb"] + sum(v for k, v in m.items() if k.startswith(("sga_", "oracle_")))
+        assert m["committed_mb"] == pytest.approx(parts)
+        assert m["committed_mb"] + m["free_reserve_mb"] + m["page_cache_mb"] == pytest.approx(m["ram_mb"])
+    assert cached.extra["memory"]["sga_buffer_cache_mb"] == pytest.approx(2048.0)
+    assert scanned.extra["memory"]["sga_buffer_cache_mb"] == 0.0
+    assert cached.extra["memory"]["page_cache_mb"] == pytest.approx(scanned.extra["memory"]["page_cache_mb"] - 2048.0)

@@ -344,7 +344,6 @@ class Workload:
         """Workload figures over a measured span (seconds)."""
         per_s = self.completed / span
         return {
-            "memory": self.system.vm.describe(),
             "sga_mb": self.instance.sga_size(self.warehouses * WAREHOUSE_BYTES) / 2**20,
             "warehouses": self.warehouses,   # as run (params.warehouses omitted: users / 10)
             "throughput_per_s": per_s,
