@@ -261,6 +261,18 @@ def test_a_mean_response_whose_batches_stay_correlated_has_no_interval():
     assert r.halfwidth() == math.inf
 
 
+def test_a_constant_response_has_an_interval_of_zero_whatever_its_rounding():
+    """Every Stock-Level took 44.79 ms (every block cached, a fixed path): its batches' totals, sums of
+    differences of clock readings, differ from 44.79 ms x n by ~1e-13 s, a residual whose lag-1
+    autocorrelation is anything; it had read as still correlated and the report showed '—' for a mean known
+    exactly. Rounding-sized residuals are none: the interval is 0."""
+    r = RatioBatchMeans()
+    for i in range(20):   # the rounding drifts one way, then the other: lag-1 0.9 if it counted
+        n = 15 + i % 4
+        r.add(0.04479 * n + (1e-13 if i < 10 else -1e-13), n)
+    assert r.halfwidth() == 0.0
+
+
 def test_batch_means_keep_the_mean_and_a_bounded_number_of_batches():
     """10,001 batches: at most MAX_KEPT kept (pairs merge as they accumulate, so each costs O(MAX_KEPT)), the
     mean is over every batch, and each kept batch is the mean of its `per` consecutive ones."""
