@@ -155,6 +155,12 @@ def full(r: Result) -> str:
         if intervals and any(row[3] == "—" for row in rows):
             text += ("\n  —: no interval for the mean: under 20 batches, or batches still correlated (a queue whose "
                      "memory is long against the run); a longer run.max_time gives one")
+        tp = r.extra.get("tp_monitor")
+        if tp:   # a response behind a TP monitor = its wait there for a server session + the transaction
+            text += "\n" + _line("TP monitor", [
+                ("sessions busy", f"{tp['sessions_busy']:,.1f} of {tp['sessions']:,}"),
+                ("requests queued", f"{tp['queued']:,.1f} (at the end {tp['queued_at_end']:,})"),
+                ("queue wait", f"{tp['queue_wait_ms']:.2f} ms, in every response time")])
         parts.append(text)
     if r.top_events:
         rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",

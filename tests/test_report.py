@@ -416,3 +416,14 @@ def test_a_mean_response_time_shows_its_interval_or_says_why_it_has_none(ue10000
     for v in many.response.values():
         del v["mean_ci95"]
     assert "± 95%" not in report.full(many) and "no interval" not in report.full(many)
+
+
+def test_a_tp_monitors_line_splits_the_response_into_its_queue_wait():
+    """Behind a TP monitor: sessions busy of how many, requests waiting (mean, and at the end: a queue still
+    filling shows a larger end than mean) and the wait each response includes; none for dedicated servers."""
+    r = _steady_result()
+    assert "TP monitor" not in report.full(r)
+    r.extra["tp_monitor"] = {"sessions": 256, "sessions_busy": 250.04, "queued": 1234.56, "queue_wait_ms": 406.123,
+                             "queued_at_end": 1310}
+    assert ("TP monitor: sessions busy 250.0 of 256   requests queued 1,234.6 (at the end 1,310)\n"
+            "  queue wait 406.12 ms, in every response time") in report.full(r)

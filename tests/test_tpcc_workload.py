@@ -358,6 +358,13 @@ def test_a_tp_monitor_saturated_session_serves_one_request_after_another():
     mean = sum(t.mean * t.n for t in wl.response.values() if t.n) / wl.completed
     assert mean == pytest.approx(users / (1 / busy) - 20.99, abs=2.5)
     assert all(t.percentile(50) > busy for t in wl.response.values() if t.n)   # all queued
+    # the monitor's own figures: the session always busy, every response its queue wait + the 0.5 s of work,
+    # and requests waiting by Little's law L = X W (X = 2/s)
+    tp = wl.report(span)["tp_monitor"]
+    assert tp["sessions"] == 1 and tp["sessions_busy"] == pytest.approx(1.0, abs=1e-3)
+    assert tp["queue_wait_ms"] / 1000.0 == pytest.approx(mean - busy, rel=0.01)
+    assert tp["queued"] == pytest.approx(2.0 * (mean - busy), rel=0.02)
+    assert tp["queued_at_end"] == len(wl.requests)
 
 
 def test_a_tp_monitor_with_spare_sessions_answers_at_once():
@@ -381,11 +388,16 @@ def test_a_tp_monitor_with_spare_sessions_answers_at_once():
         serving = len(wl.sessions) - len(wl.idle)
         assert keying + len(wl.requests) + serving == users, env.now
         assert not (wl.requests and wl.idle)                    # never a request waiting by an idle session
+        assert wl.queued.value == len(wl.requests)               # the monitor's queue count follows its queue
         checked += 1
     assert checked > 4 * wl.completed                            # every submission, start and end was seen
     assert wl.completed / span == pytest.approx(users / (20.99 + busy), rel=0.07)
     mean = sum(t.mean * t.n for t in wl.response.values() if t.n) / wl.completed
     assert busy <= mean < busy * 1.1
+    tp = wl.report(span)["tp_monitor"]   # busy sessions by Little's law: X x 0.5 s; the rest is queue wait
+    assert tp["sessions_busy"] == pytest.approx(wl.completed / span * busy, rel=0.01)
+    assert tp["queue_wait_ms"] / 1000.0 == pytest.approx(mean - busy, abs=1e-3)
+    assert "tp_monitor" not in _run(_build(users=3, warehouses=1)[1], busy, 10.0).report(10.0)   # dedicated servers
 
 
 # --------------------------------------------------------------------------- the I/O plan

@@ -74,7 +74,7 @@ from sim.config import Source, param
 from sim.db.buffer_cache import BufferCache
 from sim.db.instance import DatabaseSpec, data_device
 from sim.db.layout import DatafileLayout
-from sim.metrics import Tally
+from sim.metrics import Level, Mean, Tally
 from sim.randomness import Draws
 from sim.units import format_quantity
 from workloads import tpcc_blocks
@@ -185,6 +185,9 @@ class Workload:
         # and the idle sessions' wake-ups
         self.requests: deque = deque()
         self.idle: deque = deque()
+        # what a Tuxedo-like monitor shows: requests waiting for a session, how long, sessions busy
+        self.queued, self.busy = Level(self.env), Level(self.env)
+        self.queue_wait = Mean()
         if params.users_on_host:
             system.vm.add_processes("client", params.users, CLIENT_MEMORY, CLIENT_WORKING_SET)
         # Then the I/O: what misses the buffer cache, with what the account leaves as page cache.
@@ -227,6 +230,7 @@ class Workload:
             self.idle.popleft().succeed(request)
         else:
             self.requests.append(request)
+            self.queued.add(1.0)
 
     def _server(self, session):
         """A server session behind the TP monitor: take the oldest request, run it, reply; the
@@ -236,11 +240,15 @@ class Workload:
         while True:
             if requests:
                 kind, submitted = requests.popleft()
+                self.queued.add(-1.0)
             else:
                 ev = Event(env)
                 self.idle.append(ev)
                 kind, submitted = yield ev
+            self.queue_wait.add(env._now - submitted)
+            self.busy.add(1.0)
             yield from self._transaction(session, kind, streams)
+            self.busy.add(-1.0)
             self._done(kind, env._now - submitted)
             _, think = self._times(kind)
             kind = self._next_kind(draws)
@@ -339,6 +347,8 @@ class Workload:
         for t in self.response.values():
             t.reset()
         self.completed = 0
+        for stat in (self.queued, self.busy, self.queue_wait):
+            stat.reset()
 
     def report(self, span: float) -> dict:
         """Workload figures over a measured span (seconds)."""
@@ -350,6 +360,9 @@ class Workload:
             "tpm": per_s * 60.0,
             "new_order_tpm": self.response["new_order"].n / span * 60.0,
             **(self.io.report(span) if self.io is not None else {}),
+            **({"tp_monitor": {"sessions": len(self.sessions), "sessions_busy": self.busy.mean(),
+                               "queued": self.queued.mean(), "queue_wait_ms": 1000.0 * self.queue_wait.mean,
+                               "queued_at_end": len(self.requests)}} if self.pooled else {}),
             "response": {t: {"count": tl.n, "mean": tl.mean, "p50": tl.percentile(50), "p90": tl.percentile(90),
                              "p99": tl.percentile(99)} for t, tl in self.response.items() if tl.n},
         }
