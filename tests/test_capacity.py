@@ -380,3 +380,99 @@ def test_a_figure_of_a_device_whose_name_has_a_dot_is_a_figure():
 def test_a_limit_on_a_mean_response_times_interval_is_a_time():
     """rt.TYPE.mean_ci95 is in seconds, as rt.TYPE.mean: '5 ms' had been refused as 'the figure has no unit'."""
     assert cp.parse_limit("rt.new_order.mean_ci95 <= 5 ms").value == pytest.approx(0.005)
+
+
+# (from a mutation round on the search, the limits and the answer: each test below fails under a change of one
+# operator, bound or branch that the tests above let through)
+
+def test_a_run_exactly_at_a_limit_meets_it_only_under_a_closed_operator():
+    row = {"status": "ok", "run_queue": 64.0, "tpm": 1000.0}
+    assert cp.parse_limit("run_queue <= 64").holds(row) and not cp.parse_limit("run_queue < 64").holds(row)
+    assert cp.parse_limit("tpm >= 1000").holds(row) and not cp.parse_limit("tpm > 1000").holds(row)
+    assert cp.parse_limit("run_queue < 64.5").holds(row) and cp.parse_limit("tpm > 999.5").holds(row)
+
+
+def test_limits_at_the_ends_of_their_range_are_read_and_a_negative_time_in_ms_is_refused():
+    """'from 0% to 100%' includes both ends; 'wait.X.time_s <= 0 s' (no time at all on X) is a limit a run can meet."""
+    assert cp.parse_limit("cpu_idle >= 0%").value == 0.0 and cp.parse_limit("cpu_busy <= 100%").value == 100.0
+    assert cp.parse_limit("wait.log file sync.time_s <= 0 s").value == 0.0
+    assert cp.parse_limit("wait.log file sync.avg_ms <= 0 ms").value == 0.0
+    with pytest.raises(OltpsimError, match=r"got '-5 ms' for wait\.log file sync\.avg_ms; expected a time with a unit"):
+        cp.parse_limit("wait.log file sync.avg_ms <= -5 ms")
+
+
+@pytest.mark.parametrize("band", [["tpm >= 100", "tpm < 100"], ["tpm > 100", "tpm <= 100"]])
+def test_a_band_open_on_one_side_at_a_single_value_is_refused(band):
+    with pytest.raises(OltpsimError, match="no tpm meets both"):
+        cp._check_one_figure_once([cp.parse_limit(t) for t in band])
+
+
+def test_a_figure_of_ten_thousand_or_more_is_shown_whole():
+    lim = cp.parse_limit("tpm >= 1")
+    assert (lim.shown(10_000.0), lim.shown(9_999.0), lim.shown(12_345.0)) == ("10,000", "9999", "12,345")
+
+
+def test_the_search_tries_stop_itself_when_a_doubling_lands_just_below_it():
+    probes, best, past = cp.search(_threshold(10**9), 1, 5, 0.02)
+    assert [p.value for p in probes] == [1, 2, 4, 5] and best.value == 5 and past is None
+
+
+def test_a_round_of_several_runs_takes_the_nearest_whole_numbers_of_its_steps():
+    rounds = []   # 10 x 2^(1/3) = 12.6 and 10 x 2^(2/3) = 15.9: 13 and 16, not 12 and 15
+    cp.search(_threshold(10**9, rounds), 10, 40, 0.02, width=3)
+    assert rounds == [[10], [13, 16, 20], [25, 32, 40]]
+
+
+def test_a_first_load_of_one_that_breaks_a_limit_is_no_capacity():
+    probes, best, past = cp.search(_threshold(0), 1, 100, 0.0)
+    assert best is None and past.value == 1 and [p.value for p in probes] == [1]
+
+
+def test_a_precision_of_one_is_refused_before_any_run(monkeypatch):
+    import sim.run
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(OltpsimError, match="precision: got 1; expected a fraction from 0 up to 1"):
+        cp.capacity({}, ["cpu_busy <= 80%"], precision=1, overrides=QUICK)
+
+
+def test_a_lower_bound_is_said_to_be_met_perhaps_at_more_load_only_after_a_run_that_had_figures():
+    row = {"status": "ok", "workload": "tpcc", "tpm": 8880.0, "cpu_idle": 98.0}
+    cap = _cap(cp.Probe(1, row, ["tpm 8880, not > 1e+05"]), limits=("tpm > 100000",))   # '>' as '>='
+    assert "tpm > 100000 may be met at a larger users" in cap.answer(), cap.answer()
+    cap = _cap(cp.Probe(1, {"status": "out_of_memory", "workload": "tpcc"}, ["out of memory: x"]),
+               limits=("tpm >= 100000",))   # more users than memory takes: more users do not help
+    assert cap.value is None and "may be met" not in cap.answer(), cap.answer()
+
+
+def test_throughput_higher_at_a_smaller_load_is_said_from_five_percent_among_loads_that_met_the_limits():
+    def row(tpm, idle=90.0):
+        return {"status": "ok", "workload": "tpcc", "tpm": tpm, "cpu_idle": idle}
+
+    said = "TPM is higher at a smaller load, 7,360 at users=4096"
+    assert said in _cap(cp.Probe(4096, row(7360.0), []), cp.Probe(8192, row(7000.0), [])).answer()   # 5.1% more
+    assert "at a smaller load" not in _cap(cp.Probe(4096, row(7300.0), []), cp.Probe(8192, row(7000.0), [])).answer()  # 4.3%
+    # a load that broke a limit is past the capacity: its TPM is no 'higher at a smaller load'
+    cap = _cap(cp.Probe(4096, row(7000.0), []), cp.Probe(8192, row(9000.0, idle=5.0), ["cpu_busy 95.0%, not <= 80.0%"]))
+    assert cap.value == 4096 and "at a smaller load" not in cap.answer(), cap.answer()
+
+
+def test_a_batch_jobs_longer_elapsed_at_a_smaller_load_is_not_called_more_work():
+    def ctas(elapsed):
+        return {"status": "ok", "workload": "ctas", "elapsed": elapsed, "cpu_idle": 98.0}
+
+    cap = _cap(cp.Probe(32, ctas(20.0), []), cp.Probe(64, ctas(10.0), []), limits=("cpu_busy <= 90%",))
+    assert cap.value == 64 and "higher at a smaller load" not in cap.answer(), cap.answer()
+
+
+def test_the_answer_gives_how_far_the_first_broken_load_is_past_the_capacity():
+    row = {"status": "ok", "workload": "tpcc", "tpm": 1000.0, "cpu_idle": 90.0}
+    cap = _cap(cp.Probe(20, row, []), cp.Probe(21, {"status": "refused"}, ["refused: too many users"]))
+    assert cap.answer().endswith(" At 21 (1 more): refused: too many users."), cap.answer()
+
+
+def test_a_figure_is_a_number_a_run_measured():
+    """A wait event missing from a run that ended is no waits (0); from a run that did not end it is no figure; a
+    true/false column (a device's write_cache) is no number to compare."""
+    assert cp.figure_value({"status": "ok"}, "wait.log file sync.avg_ms") == 0.0
+    assert cp.figure_value({"status": "out_of_memory"}, "wait.log file sync.avg_ms") is None
+    assert cp.figure_value({"status": "ok", "device.array.write_cache": True}, "device.array.write_cache") is None

@@ -483,3 +483,146 @@ def test_the_plot_draws_predictions_and_no_empty_panel_for_an_outcome():
     assert [(f.row, f.unit) for f in preds] == [("50 channels 1 MB sections", "s")]   # not every row again
     (elapsed, _cpu) = ex._panels(rman, figures)
     assert elapsed[0] == "elapsed (s)" and len(elapsed[1]) == len(rman.rows)
+
+
+# (from a mutation round on the scoring: each test below fails under a change of one operator, bound, averaged value
+# or branch that the tests above let through; stand-in Results, no run)
+
+def _spec(metrics: dict, rows: list, predict=(), claims=()) -> ex.ExperimentSpec:
+    from sim.config import Source, build
+
+    data = {"id": "t", "title": "t", "source": "s", "scenario": {"profile": "t5220", "workload": "tpcc"},
+            "metrics": metrics, "rows": rows, "predict": list(predict), "claims": list(claims)}
+    return build(ex.ExperimentSpec, data, Source("t.yaml"))
+
+
+def test_a_figure_exactly_at_its_tolerance_is_within_it_and_its_error_keeps_its_sign():
+    pts, rel = ex.MetricSpec(result="x", tolerance="5 points"), ex.MetricSpec(result="x", tolerance="10%")
+    assert [(f.error, f.ok) for f in (ex._compare("e", "a", "x", pts, 13.0, s, "ok") for s in (18.0, 8.0, 18.5))] == \
+        [(5.0, True), (-5.0, True), (5.5, False)]
+    f = ex._compare("e", "a", "x", rel, 1000.0, 1100.0, "ok")     # +100 / 1000: exactly 10%
+    assert f.error == pytest.approx(0.1) and f.ok is True
+    assert ex._compare("e", "a", "x", rel, 7.0, 7.7, "ok").ok is True   # 10% but for the float's last digit
+    assert ex._compare("e", "a", "x", rel, 1000.0, 1101.0, "ok").ok is False
+    nan = ex._compare("e", "a", "x", rel, 1000.0, float("nan"), "ok")   # no figure: no error to average
+    assert nan.error is None and nan.ok is False
+
+
+def test_a_cpu_figure_is_within_tolerance_at_its_edge_and_its_error_is_its_largest_miss_either_way():
+    cpu = ex.MetricSpec(result="cpu", tolerance="5 points")
+    f = ex._compare("e", "a", "cpu", cpu, [50, 40, 10], [55, 36, 9], "ok")   # +5, -4, -1
+    assert (f.error, f.ok) == (5.0, True)
+    f = ex._compare("e", "a", "cpu", cpu, [50, 40, 10], [44, 42, 14], "ok")  # -6, +2, +4: the -6
+    assert (f.error, f.ok) == (-6.0, False)
+    f = ex._compare("e", "a", "cpu", ex.MetricSpec(result="cpu", tolerance="10%"), [50, 40, 10], [55, 44, 11], "ok")
+    assert (f.error, f.error_kind, f.ok) == (5.0, "points", True)   # each within 10% of its own; the error in points
+
+
+def test_an_outcome_is_within_tolerance_only_when_it_is_the_published_one():
+    eq = ex.MetricSpec(result="status", tolerance="equal")
+    assert ex._compare("e", "a", "outcome", eq, "out_of_memory", "out_of_memory", "out_of_memory").ok is True
+    assert ex._compare("e", "a", "outcome", eq, "out_of_memory", "ok", "ok").ok is False
+
+
+def test_a_tolerance_of_zero_is_a_tolerance():
+    """'(a finite number, 0 or more)': 0% and 0 points are exact matches, not refused."""
+    assert ex.MetricSpec(result="x", tolerance="0%").rule() == ("relative", 0.0)
+    assert ex.MetricSpec(result="x", tolerance="0 points").rule() == ("points", 0.0)
+
+
+def test_a_change_from_another_row_is_scored_on_the_two_runs_and_the_row_still_predicts_its_figure():
+    exp = _spec({"vs4": {"result": "tpm", "unit": "%", "tolerance": "10 points", "relative_to": "4 users"},
+                 "tpm": {"result": "tpm", "unit": "TPM", "tolerance": "10%"}},
+                [{"label": "4 users", "published": {"tpm": 1000}}, {"label": "8 users", "published": {"vs4": 95}}],
+                predict=["tpm"])
+
+    def score(tpm4, tpm8, status4="ok"):
+        return ex.score(exp, {(exp.id, "4 users"): [Result("4 users", "p", "tpcc", {}, tpm=tpm4, status=status4)],
+                              (exp.id, "8 users"): [Result("8 users", "p", "tpcc", {}, tpm=tpm8)]})
+
+    figures = score(1000.0, 2000.0)
+    (vs4,) = [f for f in figures if f.metric == "vs4"]
+    assert (vs4.simulated, vs4.error, vs4.ok) == (100.0, 5.0, True)   # 2000 / 1000 - 1 = +100%, published +95%
+    # a row published only as a change still prints its own figure, in the unit of the metric that scores it
+    (pred,) = [f for f in figures if f.error_kind == "prediction"]
+    assert (pred.row, pred.metric, pred.unit, pred.simulated) == ("8 users", "tpm", "TPM", 2000.0)
+    for ref in (0.0, None):   # a reference row with no TPM (or none at all): no change to score, and no crash
+        (vs4,) = [f for f in score(ref, 2000.0, "ok" if ref is not None else "out_of_memory") if f.metric == "vs4"]
+        assert vs4.simulated is None and vs4.ok is False
+
+
+def test_seeds_are_scored_on_their_mean_with_its_interval_as_a_share_of_the_published_size():
+    exp = _spec({"change": {"result": "change_pct", "unit": "%", "tolerance": "10%"}},
+                [{"label": "a", "published": {"change": -50}}], predict=["cpu_idle"])
+
+    def score(changes):
+        return ex.score(exp, {(exp.id, "a"): [Result("a", "p", "tpcc", {}, cpu_idle=50.0 + k, extra={"change_pct": c})
+                                              for k, c in enumerate(changes)]})
+
+    f, pred = score([-40.0, -40.0, -70.0])
+    assert f.simulated == pytest.approx(-50.0) and f.error == pytest.approx(0.0)   # the mean, not the median -40
+    assert f.status == "ok" and f.seeds == 3
+    # t(0.975, 2) x sd(-40, -40, -70) / sqrt(3) = 4.302653 x 17.3205 / 1.7321 = 43.0265, of |-50|
+    assert f.spread == pytest.approx(43.02653 / 50, rel=1e-5)
+    assert (pred.metric, pred.simulated, pred.seeds) == ("cpu_idle", 51.0, 3)
+    assert pred.spread == pytest.approx(4.302653 * 1.0 / 3 ** 0.5, rel=1e-5)
+    (f, _pred) = score([-40.0, -60.0])   # two seeds have an interval too: t(0.975, 1) x 14.1421 / 1.4142
+    assert f.spread == pytest.approx(127.06205 / 50, rel=1e-5)
+
+
+def test_an_outcome_under_several_seeds_is_the_one_they_all_end_in():
+    (exp,) = ex.select(["opteron.users_by_cache"])
+    row = next(r for r in exp.rows if "outcome" in r.published)
+    one = dataclasses.replace(exp, rows=(row,))
+
+    def outcome(*statuses):
+        runs = [Result(row.label, "p", "tpcc", {}, status=s) for s in statuses]
+        (f,) = [f for f in ex.score(one, {(exp.id, row.label): runs}) if f.metric == "outcome"]
+        return f
+
+    f = outcome("out_of_memory", "out_of_memory")
+    assert (f.simulated, f.ok, f.spread) == ("out_of_memory", True, None)   # (a text figure has no interval)
+    f = outcome("out_of_memory", "ok")
+    assert f.simulated is None and f.ok is False
+
+
+def test_a_claim_is_judged_only_on_runs_that_ended_ok():
+    exp = _spec({"tpm": {"result": "tpm", "tolerance": "10%"}},
+                [{"label": "4 users", "published": {"tpm": 1000}}, {"label": "8 users", "published": {"tpm": 2000}}],
+                claims=[{"claim": "more users, more TPM", "kind": "rising", "series": ["{} users"], "points": ["4", "8"]}])
+    F = ex.Figure
+    figures = [F(exp.id, "4 users", "tpm", "", 1000, 1000.0, 0.0, "relative", True),
+               F(exp.id, "8 users", "tpm", "", 2000, 2000.0, 0.0, "relative", True, status="timeout")]
+    (v,) = ex.check_claims(exp, figures)
+    assert v.published is True and v.simulated is None
+    figures[1].status = "ok"
+    assert ex.check_claims(exp, figures)[0].simulated is True
+
+
+def test_the_summary_counts_what_it_names_and_the_columns_print_percent_as_percent():
+    from sim.shapes import Verdict
+
+    F = ex.Figure
+    figures = [F("e", "a", "tpm", "TPM", 1000, 1050.0, 0.05, "relative", True, spread=0.02),
+               F("e", "b", "tpm", "TPM", None, 900.0, None, "prediction", None),
+               F("e", "c", "tpm", "TPM", None, 800.0, None, "prediction", None)]
+    line = ex.summary_line(figures, [Verdict("e", "x", True, True), Verdict("e", "y", True, None)])
+    assert line == ("1/1 figures within tolerance; median |error| 5.0% over 1 relative figures; 1/1 shape claims "
+                    "hold; 2 blind predictions")   # (one seed: no 'means over 1 seeds')
+    assert (ex._fmt_err(figures[0]), ex._fmt_spread(figures[0])) == ("+5.0%", "±2.0%")
+    assert ex._fmt_err(F("e", "d", "vs4", "%", 13, 11.3, -1.7, "points", True)) == "-1.7 pt"
+
+
+def test_a_relative_interval_of_a_negative_published_figure_is_drawn_as_a_positive_bar():
+    f = ex.Figure("e", "r", "change", "%", -45.0, -40.0, 0.11, "relative", False, spread=0.1)
+    assert ex._spread_in_units(f) == pytest.approx(4.5)
+
+
+def test_an_id_selects_every_experiment_it_begins_and_quick_keeps_a_quick_experiments_rows():
+    ids = [e.id for e in ex.select("tseries")]
+    assert len(ids) > 1 and all(i.startswith("tseries.") for i in ids) and "tseries.rman" in ids
+    (whole,) = ex.select(["tseries.oltp_users"])
+    (quick,) = ex.select(["tseries.oltp_users"], quick=True)   # quick: true, no row marked: every row
+    assert quick.rows == whole.rows
+    (cal,) = ex.select(["haswell.calibrate_io_small_array"])   # no quick row: not even its reference row
+    assert ex._quick_rows(cal) == () and ex.select(["haswell.calibrate_io_small_array"], quick=True) == []
