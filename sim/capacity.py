@@ -19,13 +19,14 @@ import dataclasses
 import math
 import operator
 import re
+from concurrent.futures import BrokenExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import workloads
 from sim.config import ConfigError, OltpsimError, suggest, what_it_is
-from sim.executors import open_executor
+from sim.executors import executor_failed, open_executor
 from sim.result import FIGURES, Result, figure_unit, finite, known_figure, stat_problem
 from sim.scenario import Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
 from sim.units import UnitError, format_quantity, parse
@@ -387,9 +388,12 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
             for n in runnable:
                 results[n] = run(todo[n], progress=(lambda f, n=n: progress(n, f)) if progress else None)
         else:
-            futures = {n: pool.submit(run, todo[n]) for n in runnable}
-            for n, fut in futures.items():
-                results[n] = fut.result()
+            try:
+                futures = {n: pool.submit(run, todo[n]) for n in runnable}
+                for n, fut in futures.items():
+                    results[n] = fut.result()
+            except BrokenExecutor as exc:   # a worker died (killed, out of memory): a traceback, exit 1, had said so
+                raise executor_failed(exc, [f"{setting}={n}" for n in runnable if n not in results]) from exc
         return [probe(n, todo[n]) for n in values]
 
     def probe(n: int, sc: Scenario | OltpsimError) -> Probe:

@@ -15,14 +15,15 @@ from sim.config import OltpsimError, declared, format_setting, make_folder, pars
 
 
 class _Group(click.Group):
-    """Turns user-input errors into one clear line and exit status 2, never a traceback."""
+    """Turns user-input errors into one clear line and exit status 2, never a traceback (a failure of what runs
+    the runs, a worker process that died, is one line too, and exit status 1: not bad input)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except OltpsimError as exc:
             click.echo(f"oltpsim: error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(getattr(exc, "exit_code", 2))
 
 
 def _parse_sets(sets: tuple[str, ...]) -> dict[str, str]:
@@ -241,6 +242,9 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     _require_scenario(scenario_file, profile, workload)
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
+    if jobs is not None and (scheduler or dask_local):   # (it was silently ignored)
+        raise OltpsimError(f"-j {jobs}: local worker processes; with {'--scheduler' if scheduler else '--dask-local'} "
+                           "the Dask cluster runs the runs: give one of them")
     fixed = _parse_sets(sets)
     scenario = scenario_file or {}
     kind = "dask" if (scheduler or dask_local) else "process"

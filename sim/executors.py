@@ -15,11 +15,30 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator
 
 from sim.config import OltpsimError
+
+
+class ExecutorFailed(OltpsimError):
+    """What runs the runs failed (a worker process died: killed, out of memory; a cluster went away): not the
+    input's fault, so the command exits 1, not bad input's 2."""
+
+    exit_code = 1
+
+
+def executor_failed(exc: BaseException, in_flight: list[str], saved: str = "") -> ExecutorFailed:
+    """One message for a broken pool or cluster: which runs were in flight (a dead worker takes every run
+    handed to the pool with it, so the one that killed it cannot be told from the others)."""
+    shown = "; ".join(in_flight[:6]) + (f"; and {len(in_flight) - 6} more" if len(in_flight) > 6 else "")
+    return ExecutorFailed(f"the executor failed ({type(exc).__name__}: {str(exc).rstrip('.')}) with "
+                          f"{len(in_flight)} run{'s' if len(in_flight) != 1 else ''} in flight: {shown or 'none'}. "
+                          "A worker process that dies (killed, out of memory) takes these with it" + (
+                              f". Finished runs are saved in {saved}; run the same command again to complete the rest"
+                              if saved else ""))
 
 
 class InProcess(Executor):
@@ -39,6 +58,44 @@ class Opened:
     executor: Executor
     slots: int
     description: str
+
+
+def check_scheduler(scheduler: str) -> None:
+    """Refuse a --scheduler no Dask scheduler answers at, before anything is written or run."""
+    _dask()
+    _reach(scheduler)
+
+
+def _reach(scheduler: str, seconds: float = 10.0) -> None:
+    """Ask the scheduler who it is, all within `seconds`. Client(timeout=...) bounds only the TCP connect: a
+    port that accepts and never answers as Dask (the dashboard's HTTP port) hung it for ever (dask/distributed
+    #8071), and one that answers something else made it allocate what the bytes claimed (MemoryError)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect
+
+    async def identity():
+        comm = await connect(scheduler, timeout=seconds)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    where = f"--scheduler {scheduler}"
+    try:
+        with ThreadPoolExecutor(1) as thread:   # (its own event loop: a notebook's main thread runs one already)
+            reply = thread.submit(asyncio.run, asyncio.wait_for(identity(), seconds + 2)).result()
+    except ValueError as exc:   # not an address: 'http://...', 'host:port' with a port that is not a number
+        raise OltpsimError(f"{where}: not a scheduler address ({exc}); expected tcp://HOST:PORT") from None
+    except (asyncio.TimeoutError, TimeoutError):
+        raise OltpsimError(f"{where}: no Dask scheduler answered there within {seconds + 2:g} s (the dashboard's port, "
+                           "8787 by default, is not the scheduler's, 8786)") from None
+    except Exception as exc:   # noqa: BLE001 - refused, unresolvable, or not speaking Dask
+        raise OltpsimError(f"{where}: cannot reach a Dask scheduler there ({type(exc).__name__}: {exc})") from None
+    if not (isinstance(reply, dict) and reply.get("type") == "Scheduler"):
+        raise OltpsimError(f"{where}: what answered there is not a Dask scheduler ({str(reply)[:80]})")
 
 
 def _dask():
@@ -86,19 +143,23 @@ def open_executor(kind: str | Executor | None = None, workers: int | None = None
         distributed = _dask()
         cluster = None
         if scheduler:
+            check_scheduler(scheduler)
             try:
                 client = distributed.Client(scheduler, timeout="10s")
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, ValueError) as exc:
                 raise OltpsimError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({exc})") from None
             where = f"Dask cluster at {scheduler}"
         else:
             n = workers or os.cpu_count() or 1
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR)
+                                               dashboard_address=":0", silence_logs=logging.ERROR)
             client = distributed.Client(cluster)
             where = f"Dask LocalCluster of {n} processes x 1 thread"
         try:
-            threads = sum(client.nthreads().values()) or 1
+            threads = sum(client.nthreads().values())
+            if not threads:   # (the runs wait, silently, until a worker joins)
+                print(f"{where}: no workers yet; the runs wait until one joins", file=sys.stderr)
+            threads = threads or 1
             # pure=False: two submissions are two runs, never one cached result.
             yield Opened(client.get_executor(pure=False), 2 * threads, where)
         finally:

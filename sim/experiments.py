@@ -14,7 +14,7 @@ import math
 import re
 import os
 import statistics
-from concurrent.futures import as_completed
+from concurrent.futures import BrokenExecutor, as_completed
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 from sim import scenario as scenario_mod
 from sim.config import OltpsimError, Source, build, param, read_yaml, replace_path, suggest
 from sim.metrics import batch_means_halfwidth
-from sim.executors import open_executor
+from sim.executors import executor_failed, open_executor
 from sim.report import figure, table
 from sim.result import Result
 from sim.shapes import ClaimSpec, Verdict, verdict
@@ -319,10 +319,15 @@ def run_experiments(exps: list[ExperimentSpec], jobs: int = 1, progress: bool = 
         with open_executor("process", jobs) as opened:   # (Ctrl-C stops its workers at once)
             pool = opened.executor
             futs = {pool.submit(_run_point, data, src): key for key, (data, src) in runs.items()}
-            for fut in as_completed(futs):
-                done[futs[fut]] = fut.result()
+            try:
+                for fut in as_completed(futs):
+                    done[futs[fut]] = fut.result()
+                    if bar:
+                        bar.update()
+            except BrokenExecutor as exc:   # a worker died (killed, out of memory): a traceback, exit 1, had said so
                 if bar:
-                    bar.update()
+                    bar.close()   # (the message on a line of its own, not written into the bar)
+                raise executor_failed(exc, [runs[k][1] for f, k in futs.items() if k not in done]) from exc
     if bar:
         bar.close()
     return {(eid, label): [dataclasses.replace(done[k], label=f"{eid} [{label}]") for k in keys]

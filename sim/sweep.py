@@ -48,7 +48,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from sim.config import ConfigError, OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
-from sim.executors import open_executor
+from sim.executors import check_scheduler, executor_failed, open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.result import figure_unit
 from sim.scenario import TOP_KEYS, Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
@@ -402,6 +402,8 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
         # a setting fixed for the sweep (--set) that fails at every point is blamed on it, as `oltpsim run` does,
         # not on the scenario at the first point's label
         raise blame_given(exc, raw, overrides or {}) from None
+    if scheduler and executor in (None, "dask"):   # (an unreachable one left a folder with sweep.json behind)
+        check_scheduler(scheduler)
     out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
                                                 "replications": replications, "runs": len(runs)},
@@ -457,6 +459,10 @@ def _record(run: Run, outcome: dict) -> dict:
             "row": _row(run, outcome), "result": outcome.get("result"), "traceback": outcome.get("traceback")}
 
 
+def _in_flight(run: Run) -> str:
+    return f"point {run.point} [{_label(run.settings)}] replication {run.replication}"
+
+
 def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int, total: int) -> None:
     from tqdm import tqdm
 
@@ -468,30 +474,43 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
             run = next(queue, None)
             if run is None:
                 return
-            pending[ex.executor.submit(run_one, run.scenario)] = run
+            try:
+                fut = ex.executor.submit(run_one, run.scenario)
+            except Exception as exc:   # a pool a dead worker broke refuses new work (a traceback, exit 1, had said so)
+                raise executor_failed(exc, [_in_flight(r) for r in [*pending.values(), run]], journal.path) from exc
+            pending[fut] = run
 
     with tqdm(total=total, initial=initial, desc="sweep", unit="run", disable=not progress,
               file=sys.stderr, dynamic_ncols=True) as bar:
-        fill()
         try:
+            fill()
             while pending:
                 finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                failed = None
                 for fut in finished:
-                    run = pending.pop(fut)
+                    run = pending[fut]
                     try:
                         outcome = fut.result()
-                    except Exception as exc:  # the executor failed, not the point: keep it unrecorded
-                        raise OltpsimError(
-                            f"the executor failed while running point {run.point} [{_label(run.settings)}], "
-                            f"replication {run.replication}: {type(exc).__name__}: {exc}. Finished runs are saved "
-                            f"in {journal.path}; run the same command again to complete the rest") from exc
-                    journal.append(_record(run, outcome))
+                    except Exception as exc:  # the executor failed, not the point's model
+                        if type(exc).__name__ != "KilledWorker":   # (a pool broken: every run in it is lost)
+                            failed = failed or (exc, run)
+                            continue
+                        # Dask: every worker that tried this run died (out of memory, a crash), and the cluster goes
+                        # on: the run crashed, as one whose traceback is recorded, and the sweep with it
+                        outcome = {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
+                    del pending[fut]
+                    journal.append(_record(run, outcome))   # (a run finished beside a failure is kept too)
                     bar.update()
+                if failed is not None:
+                    exc, run = failed
+                    suspects = [run, *(r for r in pending.values() if r is not run)]
+                    raise executor_failed(exc, [_in_flight(r) for r in suspects], journal.path) from exc
                 fill()
         except KeyboardInterrupt:   # keep what finished, say where it is, and stop (the executor stops its workers)
             for fut, run in pending.items():
                 if fut.done() and not fut.cancelled() and fut.exception() is None:
                     journal.append(_record(run, fut.result()))
+            bar.close()   # (the message on a line of its own, not written into the bar)
             print(f"sweep interrupted: {len(journal.read())} runs saved in {journal.path}; run the same command again "
                   "to complete the rest", file=sys.stderr)
             raise
