@@ -74,9 +74,10 @@ def _reach(scheduler: str, seconds: float = 10.0) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from distributed.comm import connect
+    from distributed.security import Security
 
-    async def identity():
-        comm = await connect(scheduler, timeout=seconds)
+    async def identity():   # (TLS as Client() takes it: from the dask config, distributed.comm.tls.*)
+        comm = await connect(scheduler, timeout=seconds, **Security().get_connection_args("client"))
         try:
             await comm.write({"op": "identity", "reply": True})
             return await comm.read()
@@ -152,7 +153,7 @@ def open_executor(kind: str | Executor | None = None, workers: int | None = None
         else:
             n = workers or os.cpu_count() or 1
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                               dashboard_address=":0", silence_logs=logging.ERROR)
+                                               dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
             client = distributed.Client(cluster)
             where = f"Dask LocalCluster of {n} processes x 1 thread"
         try:

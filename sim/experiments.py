@@ -327,7 +327,7 @@ def run_experiments(exps: list[ExperimentSpec], jobs: int = 1, progress: bool = 
             except BrokenExecutor as exc:   # a worker died (killed, out of memory): a traceback, exit 1, had said so
                 if bar:
                     bar.close()   # (the message on a line of its own, not written into the bar)
-                raise executor_failed(exc, [runs[k][1] for f, k in futs.items() if k not in done]) from exc
+                raise executor_failed(exc, list(dict.fromkeys(runs[k][1] for k in futs.values() if k not in done))) from exc
     if bar:
         bar.close()
     return {(eid, label): [dataclasses.replace(done[k], label=f"{eid} [{label}]") for k in keys]

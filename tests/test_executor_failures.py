@@ -103,3 +103,43 @@ def test_a_port_that_accepts_but_never_answers_as_dask_is_refused_in_time():
         with pytest.raises(OltpsimError, match=r"no Dask scheduler answered there within 3 s"):
             _reach(f"tcp://127.0.0.1:{quiet.getsockname()[1]}", seconds=1)
         assert time.perf_counter() - start < 10
+
+
+def test_the_scheduler_check_speaks_tls_as_the_client_would(monkeypatch):
+    """A tls:// scheduler set up in the dask config (distributed.comm.tls.*): Client() took it; the check asked it
+    with no ssl_context and refused it (TypeError: TLS expects a `ssl_context` argument)."""
+    distributed = pytest.importorskip("distributed")
+    import distributed.comm
+    import distributed.security
+
+    seen = {}
+
+    class Comm:
+        async def write(self, msg):
+            pass
+
+        async def read(self):
+            return {"type": "Scheduler"}
+
+        def abort(self):
+            pass
+
+    async def connect(address, timeout=None, **connection_args):
+        seen.update(connection_args)
+        return Comm()
+
+    monkeypatch.setattr(distributed.comm, "connect", connect)
+    monkeypatch.setattr(distributed.security.Security, "get_connection_args",
+                        lambda self, role: {"ssl_context": f"the {role}'s", "require_encryption": True})
+    _reach("tls://127.0.0.1:1", seconds=1)
+    assert seen == {"ssl_context": "the client's", "require_encryption": True}
+
+
+def test_dask_local_serves_its_dashboard_on_this_host_only():
+    """':0' bound the scheduler's HTTP server (its identity, its workers' pages) on every interface."""
+    pytest.importorskip("distributed")
+    from sim.executors import open_executor
+
+    with open_executor("dask", 1) as opened:
+        server = opened.executor._client.cluster.scheduler.http_server
+        assert {s.getsockname()[0] for s in server._sockets.values()} == {"127.0.0.1"}
