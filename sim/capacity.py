@@ -416,7 +416,9 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
                 # is not a misspelling
                 prefix = lim.figure[:lim.figure.find(".") + 1]   # (a hint under another prefix only misleads)
                 why = {"rt.": "; a run has rt.TYPE.* only for transaction types that completed in it (a small --from or "
-                              "a short run may have none)"}.get(prefix, "")
+                              "a short run may have none)",
+                       "extra.": "; extra.tp_monitor.* only behind a TP monitor (tpcc with sessions set)"
+                       if lim.figure.startswith("extra.tp_monitor.") else ""}.get(prefix, "")
                 if lim.figure in row:   # a figure of other workloads' runs (elapsed: a batch job's), none of this one's
                     raise OltpsimError(f"--limit {lim.text!r}: {lim.figure} has no value in a {result.workload} run; "
                                        "expected a figure it gives (the columns of Result.flat() with numbers)")

@@ -270,6 +270,14 @@ def test_a_response_time_no_transaction_gave_is_not_called_a_misspelling():
     assert "did you mean" not in str(info.value)   # not extra.new_order_tpm, another figure altogether
 
 
+def test_a_tp_monitor_figure_without_a_tp_monitor_says_what_gives_one():
+    short = {"profile": "t5220", "workload": "tpcc", "think_time": "0 s", "keying_time": "0 s", "run.warmup": "0.2 s",
+             "run.batch": "0.2 s", "run.max_time": "0.6 s", "run.min_batches": 3}
+    with pytest.raises(OltpsimError, match=r"has no figure extra\.tp_monitor\.queue_wait_ms; extra\.tp_monitor\.\* "
+                                           r"only behind a TP monitor \(tpcc with sessions set\)"):
+        cp.capacity({}, ["extra.tp_monitor.queue_wait_ms <= 100 ms"], overrides=short)
+
+
 def test_a_figure_of_batch_jobs_is_not_a_figure_of_a_steady_run():
     """'elapsed <= 5 s' on tpcc: its runs have the column, with no value; the error had suggested 'elapsed'."""
     with pytest.raises(OltpsimError) as info:
