@@ -106,7 +106,7 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
     if json_file:
         _write("--json", json_file, result.to_json())
     if result.status in report.NO_FIGURES or result.status == "timeout":   # no answer to the question asked
-        hint = _out_of_memory_keys(result.workload) if result.status == "out_of_memory" else ""
+        hint = _out_of_memory_keys(result.workload, sc) if result.status == "out_of_memory" else ""
         click.echo(f"oltpsim: {result.status.replace('_', ' ')}: {result.message}{hint}", err=True)
         sys.exit(1)
 
@@ -118,11 +118,24 @@ _PROCESSES = {"tpcc": "params.users / params.sessions", "slob": "params.sessions
               "sqlldr": "params.sessions", "create_index": "params.dop", "ctas": "params.dop"}
 
 
-def _out_of_memory_keys(workload: str) -> str:
+def _out_of_memory_keys(workload: str, sc=None) -> str:
     cached = f" (without it, {_CACHED_DATA[workload]})" if workload in _CACHED_DATA else ""
     procs = f" x {_PROCESSES[workload]}" if workload in _PROCESSES else ""
-    return (f"; the settings that decide it: database.db_cache{cached} + database.shared_pool (the SGA), "
-            f"database.server_memory per session{procs}, hardware.memory.size, hardware.memory.swap")
+    return (f"{_whole_schema_cached(workload, sc)}; the settings that decide it: database.db_cache{cached} + "
+            f"database.shared_pool (the SGA), database.server_memory per session{procs}, hardware.memory.size, "
+            "hardware.memory.swap")
+
+
+def _whole_schema_cached(workload: str, sc) -> str:
+    """SLOB through the SGA without database.db_cache caches its whole schema (1 TB by default): say so, and
+    what SLOB's physical-I/O set-up gives instead, first (the list of keys alone left the user to find it)."""
+    if sc is None or workload != "slob" or sc.params.read_path != "sga" or sc.spec.database.db_cache is not None:
+        return ""
+    from sim.units import format_quantity
+    return (f"; database.db_cache is not set, so the buffer cache holds the whole schema (schema_size "
+            f"{format_quantity(sc.params.schema_size, 'size')}: SLOB's logical-I/O set-up). For SLOB's physical-I/O "
+            "test give a cache far smaller than the schema (--set database.db_cache='1 GB'), or read_path=direct; "
+            "for the logical-I/O test a schema_size that fits in memory")
 
 
 def _refuse_named_twice(fixed: dict, profile: str | None, workload: str | None) -> None:

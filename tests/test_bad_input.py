@@ -492,6 +492,20 @@ def test_cli_sweep_and_reproduce_refuse_bad_input(tmp_path):
     assert "out_of_memory" in out.stdout and (tmp_path / "oom" / "results.csv").exists()
 
 
+def test_cli_slob_out_of_memory_says_the_whole_schema_is_cached():
+    """SLOB's defaults (1 TB schema, no database.db_cache) cache the whole schema: the hint says so and gives
+    the physical-I/O set-up first, not only the list of keys; a cache that was given is not blamed on its absence."""
+    base = ("run", "--brief", "--profile", "xeon-e5-2699v3-2s", "--workload", "slob", "--set", "sessions=2",
+            "--set", "run.max_time=1 s")
+    out = _cli(*base)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "database.db_cache is not set, so the buffer cache holds the whole schema (schema_size 1 TB" in out.stderr
+    assert "--set database.db_cache='1 GB'" in out.stderr and "read_path=direct" in out.stderr, out.stderr
+    out = _cli(*base, "--set", "database.db_cache=300 GB")
+    assert out.returncode == 1 and "exceed physical memory" in out.stderr, out.stderr
+    assert "is not set" not in out.stderr, out.stderr
+
+
 @pytest.mark.parametrize("name, text, fragment", [
     ("dup.csv", "users,users\n8,9\n", "line 1, column 2: got 'users'; expected a setting name not empty and not in"),
     ("blank.csv", "users,,x\n8,1,2\n", "line 1, column 2: got ''"),
