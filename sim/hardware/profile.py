@@ -23,7 +23,9 @@ from sim.units import format_quantity
 @dataclass(frozen=True, kw_only=True)
 class CpuSpec:
     model: str = param("processor model, as the vendor names it")
-    isa: Literal["sparcv9", "x86_64", "ia64"] = param("instruction set: workloads' path lengths depend on it")
+    isa: Literal["sparcv9", "x86_64", "ia64"] = param("instruction set: TPC-C's instructions per logical read depend on it "
+                                                        "(workloads/tpcc.py PATH_LENGTH, fitted per kit); the "
+                                                        "batch jobs and SLOB count the same on every one")
     # the upper bounds are far past any server built (64 sockets in a UE10000, 8 strands in a T2): a count
     # beyond them is a slip, and a run of 100,000 cores would build a strand per CPU before it could fail
     sockets: int = param("processor sockets populated", minimum=1, maximum=256)
