@@ -441,7 +441,16 @@ def profiles():
         click.echo(f"{name:20s} {p.cpu_count:4d} CPUs  {p.description}")
 
 
-@main.group()
+class _ProfileGroup(click.Group):
+    """`oltpsim profile t5220` (a profile, not a command) points at `profile show t5220`."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            raise click.UsageError(f"no command {args[0]!r}: to inspect a profile, oltpsim profile show {args[0]}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+@main.group(cls=_ProfileGroup)
 def profile():
     """Inspect a hardware profile."""
 
@@ -476,7 +485,8 @@ def profile_show(name, as_yaml):
                f"{d['memory_latency_cycles']:.0f} cycles, bandwidth {format_quantity(d['memory_bandwidth'], 'bandwidth')}"
                f", swap {format_quantity(m.swap, 'size')}")
     for gname, g in p.storage.disk_groups.items():
-        click.echo(f"  disks '{gname}': {g.count} x {g.disk.model} ({g.disk.rpm * 60:.0f} rpm, "
+        rpm = f"{g.disk.rpm * 60:.0f} rpm"   # (most models name theirs already)
+        click.echo(f"  disks '{gname}': {g.count} x {g.disk.model} ({'' if rpm in g.disk.model else rpm + ', '}"
                    f"seek {g.disk.avg_seek * 1e3:.1f} ms) on {_n(g.controllers, 'controller')}")
     for aname, a in p.storage.flash_arrays.items():
         click.echo(f"  flash array '{aname}': {_n(a.bricks, 'brick')}, {a.iops_per_brick * a.bricks:,.0f} IOPS ceiling")

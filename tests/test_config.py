@@ -437,3 +437,15 @@ def test_every_listed_setting_takes_its_listed_default_back():
             sc = scenario.load(None, {"users": 8, key: default}, profile="t5220", workload="tpcc")
             assert sc.spec == base.spec, key
     assert "database.db_cache" in cli("settings").stdout
+
+
+def test_a_profile_given_as_a_command_of_profile_points_at_show_and_the_rpm_is_said_once():
+    from click.testing import CliRunner
+
+    from sim import cli as cli_mod
+    got = CliRunner().invoke(cli_mod.main, ["profile", "t5220"])
+    assert got.exit_code == 2 and "no command 't5220': to inspect a profile, oltpsim profile show t5220" in got.output
+    shown = CliRunner().invoke(cli_mod.main, ["profile", "show", "ue10000"]).output
+    disks = [line for line in shown.splitlines() if line.strip().startswith("disks")]
+    assert disks and all(line.count("rpm") == 1 for line in disks)   # the model names its 7200 rpm already
+    assert "(15000 rpm, seek 3.5 ms)" in CliRunner().invoke(cli_mod.main, ["profile", "show", "t5220"]).output
