@@ -736,8 +736,11 @@ def test_the_table_sqlldr_loads_must_fit_its_device():
     _refused("params.data_size", "got '600 GB'", "holds both the input file and the table", "1.172 TB",
              workload="sqlldr", data_size="600 GB", table_device="internal", input_device="internal")
     # the table placed on 'internal' and the input file not: it goes apart, on 'array'
-    _refused("params.data_size", "got '500 GB'", "device 'array' that holds the input file", "438 GB",
+    _refused("params.data_size", "got '500 GB'", "device 'array' that holds the input file (the first device other "
+             "than the table's: params.input_device places it on another)", "438 GB",
              workload="sqlldr", data_size="500 GB", table_device="internal")
+    _refused("params.data_size", "got '500 GB'", "device 'array' that holds the input file, 438 GB", "438 GB",
+             workload="sqlldr", data_size="500 GB", table_device="internal", input_device="array")   # (placed: no hint)
     sc = scenario_mod.load(None, {"data_size": "400 GB"}, profile="t5220", workload="sqlldr")
     assert sc.params.data_size == 400 * 2**30
     sc = scenario_mod.load(None, {"data_size": "570 GB", "table_device": "internal", "input_device": "internal"},
