@@ -589,3 +589,19 @@ def test_processes_a_workload_starts_are_admitted_too():
     assert rman.elapsed is None
     # nothing measured: no CPU figures either (zeros had read as an idle machine in a sweep's results.csv)
     assert slob.cpu_idle is slob.cpu_usr is slob.run_queue is rman.cpu_idle is None and slob.metric("cpu") is None
+
+
+def test_the_free_reserve_is_what_is_left_when_less_than_a_64th_of_ram():
+    """RAM 1000 MB, kernel 990 MB: 10 MB is free, less than lotsfree (15.6 MB): free -m's account shows the 10 MB
+    as the reserve and no page cache, so committed + reserve + page cache still add up to RAM (mutation round)."""
+    vm = _vm(ram=1000, swap=0, kernel=990)
+    d = vm.describe()
+    assert d["free_reserve_mb"] == pytest.approx(10.0) and d["page_cache_mb"] == 0.0
+    assert d["committed_mb"] + d["free_reserve_mb"] + d["page_cache_mb"] == pytest.approx(1000.0)
+
+
+def test_an_sga_alone_past_ram_exhausts_the_account_with_no_process_started():
+    """The SGA is mapped before any process starts: its overrun fires `exhausted` at once (mutation round)."""
+    vm = _vm(ram=1000, swap=5000, kernel=100)
+    vm.map_shared("sga", 901 * MB)
+    assert vm.exhausted.triggered and not vm.kinds

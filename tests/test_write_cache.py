@@ -361,3 +361,154 @@ def test_no_cache_to_drain_is_no_warm_up():
     env = simpy.Environment()
     _until_drained(env, [])
     assert env.now == 0.0
+
+
+# ---------------------------------------------------------------- from a mutation round: times worked by hand
+
+class _PlacedStubVolume(_StubVolume):
+    """The stub, with a place for settle's stand-ins."""
+
+    def random_offset(self, nbytes):
+        return 0.0
+
+
+def _stub_cache(size, d=100 * MS, h=1 * MS):
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    return env, WriteBackCache(env, _PlacedStubVolume(env, service=d, overhead=h), size)
+
+
+def test_a_small_write_does_not_pass_a_big_one_waiting_though_it_would_fit():
+    """Cache 16 KB, one drive, destage D, ack h. A (8 KB) at 0; B (16 KB) at 0 waits; C (8 KB) at h/2 would fit
+    the 8 KB free but waits behind B: B lands when A's destage ends (ack 2h + D), C when B's does (3h + 2D)."""
+    h, d = 1 * MS, 10 * MS
+    env, cache = _stub_cache(16 * KB, d, h)
+    _issue(env, cache, 0.0, 8 * KB)
+    b = _issue(env, cache, 0.0, 16 * KB, offset=16 * KB)
+    c = _issue(env, cache, h / 2, 8 * KB, offset=64 * KB)
+    env.run()
+    assert np.isclose(b[0], 2 * h + d) and np.isclose(c[0], 3 * h + 2 * d)
+
+
+def test_one_destage_lets_in_every_waiting_write_it_makes_room_for():
+    """Cache 16 KB: A (16 KB) at 0 fills it; B and C (8 KB each) wait. A's destage ends at h + D: both land, acked
+    together at 2h + D (not C a destage later)."""
+    h, d = 1 * MS, 10 * MS
+    env, cache = _stub_cache(16 * KB, d, h)
+    _issue(env, cache, 0.0, 16 * KB)
+    b = _issue(env, cache, 0.0, 8 * KB, offset=32 * KB)
+    c = _issue(env, cache, 0.0, 8 * KB, offset=64 * KB)
+    env.run()
+    assert np.isclose(b[0], 2 * h + d) and np.isclose(c[0], 2 * h + d)
+
+
+def test_the_watch_starts_at_a_write_at_its_first_instant_and_has_no_rate_before_time_passes():
+    env, cache = _stub_cache(1 * 2**20)
+    cache.watch(0.0)
+    cache.write(8 * KB, 0.0, False)          # at the watch's first instant: it starts the watch
+    assert cache.net_fill_rate() is None     # no time yet (not a division by zero)
+    env.run(until=0.05)
+    assert cache.net_fill_rate() == 0.0      # one destage in flight of two: it keeps up
+
+
+def test_saturated_time_counts_the_open_interval_and_a_watch_begun_saturated():
+    """One drive (2 destage slots), D = 100 ms, h = 1 ms. Two 8 KB writes at 0, watched from 0: saturated from h,
+    49 of the first 50 ms, nothing destaged: 16 KB / 50 ms. Watched from 5 ms (already saturated), a third write
+    then: 8 KB over 45 ms. Three writes at 0: saturated h .. h + D and no more (the third destage runs alone),
+    100 of 140 ms, under 90%: the destager keeps up, 0."""
+    env, cache = _stub_cache(1 * 2**20)
+    cache.watch(0.0)
+    cache.write(8 * KB, 0.0, False)
+    cache.write(8 * KB, 8 * KB, False)
+    env.run(until=0.05)
+    assert cache.net_fill_rate() == pytest.approx(16 * KB / 0.05, rel=1e-9)
+    env, cache = _stub_cache(1 * 2**20)
+    cache.write(8 * KB, 0.0, False)
+    cache.write(8 * KB, 8 * KB, False)
+    env.run(until=0.005)
+    cache.watch(0.005)
+    cache.write(8 * KB, 16 * KB, False)
+    env.run(until=0.05)
+    assert cache.net_fill_rate() == pytest.approx(8 * KB / 0.045, rel=1e-9)
+    env, cache = _stub_cache(1 * 2**20)
+    cache.watch(0.0)
+    for i in range(3):
+        cache.write(8 * KB, i * 8 * KB, False)
+    env.run(until=0.14)
+    assert cache.net_fill_rate() == 0.0
+
+
+def test_settle_leaves_alone_a_cache_that_keeps_up_or_has_writes_waiting():
+    """One write in flight (not saturated, nothing destaged yet): no fill. Cache 20 KB holding four 4 KB writes
+    (saturated) with an 8 KB one waiting for room: filling, but already full for the writes that come: no fill."""
+    env, cache = _stub_cache(1 * 2**20)
+    cache.watch(0.0)
+    cache.write(8 * KB, 0.0, False)
+    env.run(until=0.05)
+    assert cache.settle() == 0.0 and cache.free == 2**20 - 8 * KB
+    env, cache = _stub_cache(20 * KB)
+    cache.watch(0.0)
+    for i in range(4):
+        cache.write(4 * KB, i * 4 * KB, False)
+    cache.write(8 * KB, 64 * KB, False)
+    env.run(until=0.05)
+    assert cache.waiting and cache.settle() == 0.0 and cache.free == 4 * KB
+
+
+def test_settle_fills_with_stand_ins_of_the_watchs_write_size_to_exactly_full_and_unfill_lets_a_waiter_in():
+    """Two 32 KB writes before the watch (in flight, saturating the drive), two 8 KB in it: stand-ins are 8 KB
+    (the watch's, not the 16 KB mean of all four), as many as fit the 944 KB free: 118, leaving exactly 0. A
+    write then waits; unfill takes the stand-ins back and lets it in at once (acked h later, not after a destage)."""
+    h = 1 * MS
+    env, cache = _stub_cache(1 * 2**20, h=h)
+    cache.write(32 * KB, 0.0, False)
+    cache.write(32 * KB, 64 * KB, False)
+    env.run(until=0.005)
+    cache.watch(0.005)
+    cache.write(8 * KB, 128 * KB, False)
+    cache.write(8 * KB, 136 * KB, False)
+    env.run(until=0.05)
+    assert cache.settle() == 118 * 8 * KB and cache.free == 0.0
+    assert sum(1 for e in cache.dirty if e[1] < 0) == 118
+    done = cache.write(8 * KB, 256 * KB, False)
+    assert cache.waiting
+    assert cache.unfill() == 118 * 8 * KB and not cache.waiting and cache.free == 1 * 2**20 - 88 * KB
+    env.run(until=0.05 + 1.5 * h)
+    assert done.triggered
+
+
+def test_stays_full_needs_more_than_half_of_the_watchs_own_writes_to_have_waited():
+    """Cache 8 KB: of two writes at 0 one waits: half, not most (not full). Watched again later, one write that finds
+    room: none of the watch's waited (the earlier wait is not this watch's)."""
+    env, cache = _stub_cache(8 * KB, d=10 * MS)
+    cache.watch(0.0)
+    cache.write(8 * KB, 0.0, False)
+    cache.write(8 * KB, 8 * KB, False)
+    env.run(until=0.1)
+    assert cache.waited == 1 and not cache.stays_full()
+    cache.watch(env.now)
+    cache.write(8 * KB, 16 * KB, False)
+    env.run(until=0.2)
+    assert not cache.stays_full()
+
+
+def test_a_cache_filling_at_a_quarter_of_its_destage_rate_settles_full():
+    """One drive, D = 10 ms: 2 slots destage 200 writes/s; offered 250/s, saturated, it fills at 50/s net, a
+    quarter of what it destages (at least MARGIN, a tenth): settle fills it. Watched over 1.0-1.2 s only: the
+    destage rate compared is the watch's 200/s, not the 240 destages since 0 over the 0.2 s."""
+    h, d = 1 * MS, 10 * MS
+    env, cache = _stub_cache(4 * 2**20, d, h)
+
+    def writer():
+        i = 0
+        while True:
+            cache.write(8 * KB, i * 8 * KB, False)
+            i += 1
+            yield env.timeout(1 / 250)
+    env.process(writer())
+    env.run(until=1.0)
+    cache.watch(1.0)
+    env.run(until=1.2)
+    g = cache.net_fill_rate()
+    assert g == pytest.approx(50 * 8 * KB, rel=0.1)
+    assert cache.settle() > 3 * 2**20 and cache.free < 8 * KB
