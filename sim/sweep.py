@@ -419,11 +419,28 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     todo = [r for r in todo if r.scenario is not None]
     if progress is None:
         progress = sys.stderr.isatty()
-    with open_executor(executor, workers, scheduler) as ex:
-        _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
+    computed, since = len(todo), time.time()
+    while True:
+        with open_executor(executor, workers, scheduler) as ex:
+            try:
+                _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
+                break
+            except _PoolBroken as broken:   # a worker process died and took the pool with it
+                if (executor or ("dask" if scheduler else "process")) != "process":   # (not one opened here afresh)
+                    raise broken.error from broken.__cause__
+                suspects = broken.suspects
+                print(f"sweep: a worker process died ({type(broken.__cause__).__name__}) with {len(suspects)} "
+                      f"run{'s' if len(suspects) != 1 else ''} in flight; each runs again alone", file=sys.stderr)
+        # Which of the runs in flight killed it cannot be told: each runs again alone, in a pool of its own; one
+        # that dies there too is recorded as crashed (as Dask records a run whose every worker died), and the
+        # sweep goes on (a point that always killed its worker had stopped every re-run of the sweep at it)
+        for run in suspects:
+            journal.append(_record(run, _alone(run)))
+        recorded = journal.read()
+        todo = [r for r in todo if recorded.get(r.key, {}).get("finished_at", 0.0) < since]
     records = journal.read()
     table = _runs_frame([_placed(r, records[r.key]) for r in runs])
-    result = SweepResult(out, table, varied, computed=len(todo), reused=reused, executor=ex.description)
+    result = SweepResult(out, table, varied, computed=computed, reused=reused, executor=ex.description)
     result.files = write_tables(result)
     return result
 
@@ -463,6 +480,25 @@ def _in_flight(run: Run) -> str:
     return f"point {run.point} [{_label(run.settings)}] replication {run.replication}"
 
 
+class _PoolBroken(Exception):
+    """The executor failed with these runs in flight (`error`: what the user is told where it cannot be retried)."""
+
+    def __init__(self, error: Exception, suspects: list[Run]):
+        super().__init__(str(error))
+        self.error, self.suspects = error, suspects
+
+
+def _alone(run: Run) -> dict:
+    """Run one point in a process pool of its own: its outcome, or a crash where its worker dies again."""
+    from concurrent.futures import BrokenExecutor
+
+    with open_executor("process", 1) as ex:
+        try:
+            return ex.executor.submit(run_one, run.scenario).result()
+        except BrokenExecutor:
+            return {"status": "error", "message": "its worker process died (killed, or out of memory), run alone too"}
+
+
 def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int, total: int) -> None:
     from tqdm import tqdm
 
@@ -477,7 +513,8 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
             try:
                 fut = ex.executor.submit(run_one, run.scenario)
             except Exception as exc:   # a pool a dead worker broke refuses new work (a traceback, exit 1, had said so)
-                raise executor_failed(exc, [_in_flight(r) for r in [*pending.values(), run]], journal.path) from exc
+                suspects = [*pending.values(), run]
+                raise _PoolBroken(executor_failed(exc, [_in_flight(r) for r in suspects], journal.path), suspects) from exc
             pending[fut] = run
 
     with tqdm(total=total, initial=initial, desc="sweep", unit="run", disable=not progress,
@@ -504,7 +541,8 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
                 if failed is not None:
                     exc, run = failed
                     suspects = [run, *(r for r in pending.values() if r is not run)]
-                    raise executor_failed(exc, [_in_flight(r) for r in suspects], journal.path) from exc
+                    raise _PoolBroken(executor_failed(exc, [_in_flight(r) for r in suspects], journal.path),
+                                      suspects) from exc
                 fill()
         except KeyboardInterrupt:   # keep what finished, say where it is, and stop (the executor stops its workers)
             for fut, run in pending.items():

@@ -143,3 +143,28 @@ def test_dask_local_serves_its_dashboard_on_this_host_only():
     with open_executor("dask", 1) as opened:
         server = opened.executor._client.cluster.scheduler.http_server
         assert {s.getsockname()[0] for s in server._sockets.values()} == {"127.0.0.1"}
+
+
+def _dies_at_8_users(scenario):
+    """run_one, but the worker process dies (as a SIGKILL or the OOM killer would end it) at users=8."""
+    import os
+    if scenario.params.users == 8:
+        os._exit(137)
+    return sw.__dict__["_real_run_one"](scenario)
+
+
+@pytest.mark.skipif(__import__("multiprocessing").get_start_method() != "fork",
+                    reason="the stand-in run_one reaches the workers by fork")
+def test_a_point_that_kills_its_worker_is_run_alone_recorded_as_crashed_and_the_sweep_goes_on(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """Its worker died at users=8 with users=2 in flight beside it in a pool of 2: each runs again alone, users=8 kills
+    its own pool too and is recorded as crashed, users=2 gives its figures, and the other points run (the sweep had
+    stopped there on every re-run)."""
+    monkeypatch.setitem(sw.__dict__, "_real_run_one", sw.run_one)
+    monkeypatch.setattr(sw, "run_one", _dies_at_8_users)
+    res = sw.sweep(BASE, vary={"users": [2, 8, 4, 6]}, out=tmp_path, executor="process", workers=1, progress=False)
+    assert list(res.table["users"]) == [2, 8, 4, 6]
+    assert list(res.table["status"]) == ["ok", "error", "ok", "ok"]
+    assert "worker process died" in res.table["message"][1]
+    assert res.computed == 4 and len(sw.Journal(tmp_path / "points.jsonl").read()) == 4
+    assert "sweep: a worker process died (BrokenProcessPool) with" in capsys.readouterr().err
