@@ -434,8 +434,12 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
         # Which of the runs in flight killed it cannot be told: each runs again alone, in a pool of its own; one
         # that dies there too is recorded as crashed (as Dask records a run whose every worker died), and the
         # sweep goes on (a point that always killed its worker had stopped every re-run of the sweep at it)
-        for run in suspects:
-            journal.append(_record(run, _alone(run)))
+        try:
+            for run in suspects:
+                journal.append(_record(run, _alone(run)))
+        except KeyboardInterrupt:
+            _interrupted(journal)
+            raise
         recorded = journal.read()
         todo = [r for r in todo if recorded.get(r.key, {}).get("finished_at", 0.0) < since]
     records = journal.read()
@@ -549,9 +553,13 @@ def _execute(todo: list[Run], ex, journal: Journal, progress: bool, initial: int
                 if fut.done() and not fut.cancelled() and fut.exception() is None:
                     journal.append(_record(run, fut.result()))
             bar.close()   # (the message on a line of its own, not written into the bar)
-            print(f"sweep interrupted: {len(journal.read())} runs saved in {journal.path}; run the same command again "
-                  "to complete the rest", file=sys.stderr)
+            _interrupted(journal)
             raise
+
+
+def _interrupted(journal: Journal) -> None:
+    print(f"sweep interrupted: {len(journal.read())} runs saved in {journal.path}; run the same command again "
+          "to complete the rest", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- tables, intervals, plots

@@ -3,6 +3,7 @@ One clear line, exit 1 (not bad input's 2), the runs in flight named, the finish
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from concurrent.futures import Executor, Future
@@ -168,3 +169,19 @@ def test_a_point_that_kills_its_worker_is_run_alone_recorded_as_crashed_and_the_
     assert "worker process died" in res.table["message"][1]
     assert res.computed == 4 and len(sw.Journal(tmp_path / "points.jsonl").read()) == 4
     assert "sweep: a worker process died (BrokenProcessPool) with" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(__import__("multiprocessing").get_start_method() != "fork",
+                    reason="the stand-in run_one reaches the workers by fork")
+def test_ctrl_c_while_runs_go_again_alone_says_where_the_finished_runs_are(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sw.__dict__, "_real_run_one", sw.run_one)
+    monkeypatch.setattr(sw, "run_one", _dies_at_8_users)
+
+    def interrupted(_run):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sw, "_alone", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sw.sweep(BASE, vary={"users": [2, 8, 4]}, out=tmp_path, executor="process", workers=1, progress=False)
+    assert re.search(r"sweep interrupted: \d runs saved in .*points\.jsonl; run the same command again",
+                     capsys.readouterr().err)
