@@ -60,6 +60,12 @@ class Opened:
     description: str
 
 
+def kind_of(kind: str | Executor | None, scheduler: str | None = None) -> str | Executor:
+    """What `open_executor(kind, scheduler=...)` opens: the kind given, else a Dask client where a scheduler is
+    named, else the local process pool."""
+    return kind or ("dask" if scheduler else "process")
+
+
 def check_scheduler(scheduler: str) -> None:
     """Refuse a --scheduler no Dask scheduler answers at, before anything is written or run."""
     _dask()
@@ -121,7 +127,7 @@ def open_executor(kind: str | Executor | None = None, workers: int | None = None
     if isinstance(kind, Executor):
         yield Opened(kind, max(1, workers or os.cpu_count() or 1) * 2, type(kind).__name__)
         return
-    kind = kind or ("dask" if scheduler else "process")
+    kind = kind_of(kind, scheduler)
     if workers is not None and workers < 1:
         raise OltpsimError(f"workers: got {workers}; expected at least 1")
     if kind == "serial":

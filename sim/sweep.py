@@ -48,7 +48,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from sim.config import ConfigError, OltpsimError, dotted, make_folder, parse_scalar, read_text, read_yaml, what_it_is
-from sim.executors import check_scheduler, executor_failed, open_executor
+from sim.executors import check_scheduler, executor_failed, kind_of, open_executor
 from sim.metrics import batch_means_halfwidth
 from sim.result import figure_unit
 from sim.scenario import TOP_KEYS, Scenario, apply_overrides, blame_given, read_mapping, resolve, setting_path
@@ -402,7 +402,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
         # a setting fixed for the sweep (--set) that fails at every point is blamed on it, as `oltpsim run` does,
         # not on the scenario at the first point's label
         raise blame_given(exc, raw, overrides or {}) from None
-    if scheduler and executor in (None, "dask"):   # (an unreachable one left a folder with sweep.json behind)
+    if scheduler and kind_of(executor, scheduler) == "dask":   # (one unreachable had left a folder behind)
         check_scheduler(scheduler)
     out = make_folder("--out", out if out is not None else default_out(scenario))
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
@@ -426,7 +426,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
                 _execute(todo, ex, journal, progress, initial=len(runs) - len(todo), total=len(runs))
                 break
             except _PoolBroken as broken:   # a worker process died and took the pool with it
-                if (executor or ("dask" if scheduler else "process")) != "process":   # (not one opened here afresh)
+                if kind_of(executor, scheduler) != "process":   # (not a pool opened here afresh)
                     raise broken.error from broken.__cause__
                 suspects = broken.suspects
                 print(f"sweep: a worker process died ({type(broken.__cause__).__name__}) with {len(suspects)} "
