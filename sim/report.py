@@ -6,6 +6,7 @@ import math
 
 from sim.config import OltpsimError, declared, dotted, format_setting
 from sim.result import Result
+from sim.units import format_quantity
 
 
 def table(headers: list[str], rows: list[list], align: str | None = None) -> str:
@@ -82,6 +83,18 @@ def _short_of_target(r) -> str:
             f"not the {100 * target:g}% target]")
 
 
+def _not_steady(law: dict, throughput: float) -> str:
+    """The response time law's verdict on a window that was not steady (sim/run.py response_time_law)."""
+    n, z, measured, expected = law["users"], law["think_keying_s"], law["response_ms"] / 1e3, law["law_response_ms"] / 1e3
+    who = f"{n:,} users at {throughput:,.1f} tx/s, keying and thinking {format_quantity(z, 'time')} a transaction,"
+    said = (f"{who} wait {format_quantity(expected, 'time')} for a response by the response time law "
+            f"(N = X (R + Z)), not the {format_quantity(measured, 'time')} measured" if expected > 0 else
+            f"{who} complete more than keying and thinking alone allows (N / X = {format_quantity(n / throughput, 'time')})")
+    return (f"NOT STEADY: {said}: the queues were {'still filling' if measured < expected else 'draining'} over the "
+            "window, so its response times are a transient's; a longer run.warmup (several responses long) gives "
+            "steady ones")
+
+
 def summary(r: Result) -> str:
     lines = [f"== {r.label}  ({r.profile}, {r.workload}, seed {r.seed})"]
     changed = _line("settings", [(k, v) for k, v in _changed_settings(r)])
@@ -105,6 +118,9 @@ def summary(r: Result) -> str:
             lines.append(f"throughput: {r.tpm:,.0f} TPM{' (all types)' if tpmc else ''}{hw}   "
                          f"({r.throughput_per_s:,.1f} tx/s){tpmc}"
                          f"{_short_of_target(r)}")
+    law = r.extra.get("response_time_law")
+    if law and law["steady"] is False:
+        lines.append(_not_steady(law, r.throughput_per_s))
     if r.elapsed is not None:
         h, rem = divmod(r.elapsed, 3600)
         m, s = divmod(rem, 60)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import threading
 import time
 from contextlib import contextmanager
@@ -268,10 +269,35 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     for t, figures in result.response.items():   # (of the mean: the percentiles' would need the batches' histograms)
         figures["mean_ci95"] = responses[t].halfwidth() if t in responses else float("nan")
     result.extra.update(report)
+    population = getattr(workload, "population", None)   # (a closed population of users that think)
+    if population is not None and workload.completed:
+        result.extra["response_time_law"] = response_time_law(*population(), result.throughput_per_s,
+                                                              result.tpm_half_width / 60.0, timed.values())
     result.extra["batches"] = len(means)   # the interval's, as merged (of batch_s each)
     result.extra["batch_s"] = spec.batch * per   # the batches' length, as merged
     result.measured_time = span
     _collect(system, result, span)
+
+
+LAW_MARGIN = 0.1   # a mean response within 10% of the law's is steady enough, whatever the intervals say
+
+
+def response_time_law(users: int, think: float, throughput: float, halfwidth: float, tallies) -> dict:
+    """The interactive response time law, N = X (R + Z): each of a closed population's N users is either
+    waiting for a response or keying and thinking (Z a transaction), so in steady state the mean response R
+    is N / X - Z. A window whose mean response is off it by more than the throughput's interval allows
+    (twice it, either way) and by more than LAW_MARGIN saw its queues still filling (R below the law's:
+    what completed had queued behind fewer) or draining (above): its response times are a transient's,
+    whatever their intervals say. steady is None when the throughput has no interval (one batch)."""
+    n = sum(t.n for t in tallies)
+    measured = sum(t.total for t in tallies) / n
+    law = users / throughput - think
+    low = users / (throughput + 2.0 * halfwidth) - think
+    high = users / (throughput - 2.0 * halfwidth) - think if throughput > 2.0 * halfwidth else math.inf
+    steady = (None if not math.isfinite(halfwidth) else
+              low <= measured <= high or abs(measured - law) <= LAW_MARGIN * max(measured, law))
+    return {"users": users, "think_keying_s": think, "response_ms": 1000.0 * measured,
+            "law_response_ms": 1000.0 * law, "steady": steady}
 
 
 PROGRESS_STEP = 10.0   # s simulated between a batch job's progress reports: a bar that moves on a long job

@@ -171,6 +171,67 @@ def test_tp_monitor_loses_no_terminal_and_obeys_littles_law():
     n_resp = sum(v["count"] for v in r.response.values())
     mean_r = sum(v["count"] * v["mean"] for v in r.response.values()) / n_resp
     assert n_resp / r.measured_time * (mean_r + think) == pytest.approx(users, rel=0.03)
+    law = r.extra["response_time_law"]   # the run's own check of the same law: steady
+    assert law["steady"] is True and law["users"] == users and law["think_keying_s"] == pytest.approx(think)
+    assert law["response_ms"] == pytest.approx(1000.0 * mean_r)
+
+
+def _tallies(*responses):
+    from sim.metrics import Tally
+
+    t = Tally()
+    for x in responses:
+        t.add(x)
+    return [t, Tally()]   # (a type that never completed counts for nothing)
+
+
+@pytest.mark.parametrize("throughput, halfwidth, responses, steady", [
+    (4.0, 0.1, (4.0, 6.0), True),       # R = 5 s = 100 / 4 - 20: the law's own
+    (4.0, 0.1, (1.0, 1.0), False),      # 1 s, outside 3.81..6.32 s (X = 4 +- 2 x 0.1) and 80% off
+    (4.0, 0.001, (5.4,), True),         # outside 4.99..5.01 s, but within 10% (0.4 <= 0.54)
+    (4.0, 0.5, (1.0,), True),           # 80% off, but inside 0..13.3 s: the throughput is too uncertain to say
+    (4.0, 2.5, (90.0,), True),          # X - 2 hw < 0: no upper bound
+    (4.0, float("inf"), (1.0,), None),  # no interval (one batch): no verdict
+])
+def test_the_response_time_law_judges_a_window(throughput, halfwidth, responses, steady):
+    """100 users keying and thinking 20 s a transaction at 4 tx/s wait 100 / 4 - 20 = 5 s for a response in
+    steady state; a window is judged not steady only off that by both twice the throughput's interval and 10%."""
+    from sim.run import response_time_law
+
+    law = response_time_law(100, 20.0, throughput, halfwidth, _tallies(*responses))
+    assert law["steady"] is steady
+    assert law["law_response_ms"] == pytest.approx(1000.0 * (100 / throughput - 20.0))
+    assert law["response_ms"] == pytest.approx(1000.0 * sum(responses) / len(responses))
+
+
+def test_a_tp_monitor_still_filling_is_reported_not_steady():
+    """5,000 terminals with TPC-C times behind one session of a T5220 (~160 tx/s) offer 5,000 / 20.99 = 238 a
+    second: the queue fills for ~20 s towards 5,000 - 160 x 21 requests, so a 3-s window right after a 0.5-s
+    warm-up sees responses of under a second where the law, N / X - Z, says ~10 s."""
+    from sim import report
+
+    r = run(scenario.load(None, {"users": 5000, "sessions": 1, **SHORT}, profile="t5220", workload="tpcc"))
+    law = r.extra["response_time_law"]
+    assert law["steady"] is False and law["response_ms"] < 0.2 * law["law_response_ms"]
+    assert law["law_response_ms"] == pytest.approx(1000.0 * (5000 / r.throughput_per_s - 20.99), rel=1e-3)
+    text = report.summary(r)
+    assert "NOT STEADY: 5,000 users" in text and "still filling" in text
+
+
+@pytest.mark.parametrize("measured, law, says", [
+    (1.0, 10.0, "wait 10 s for a response by the response time law (N = X (R + Z)), not the 1 s measured: "
+                "the queues were still filling"),
+    (10.0, 1.0, "wait 1 s for a response by the response time law (N = X (R + Z)), not the 10 s measured: "
+                "the queues were draining"),
+    (0.5, -1.0, "complete more than keying and thinking alone allows (N / X = 20 s): the queues were draining"),
+])
+def test_a_window_not_steady_says_which_way_the_queues_went(measured, law, says):
+    from sim.report import _not_steady
+
+    text = _not_steady({"users": 100, "think_keying_s": 21.0, "response_ms": 1e3 * measured,
+                        "law_response_ms": 1e3 * law}, 5.0)
+    assert text.startswith("NOT STEADY: 100 users at 5.0 tx/s, keying and thinking 21 s a transaction,")
+    assert says in text
 
 
 def test_a_steady_run_accounts_its_time_events_batches_and_cpu():

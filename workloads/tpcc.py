@@ -199,6 +199,11 @@ class Workload:
             self.instance.checkpoint_cached_blocks(self.io.cache, self.io.redo_per_tx, lambda: self.finished,
                                                    self.io.set_dirty)
 
+    def population(self) -> tuple[int, float]:
+        """The terminals, and the mean time each keys and thinks a transaction (the think after one, the
+        keying of the next, by the mix): the closed population sim/run.py checks the response time law on."""
+        return self.params.users, sum(weight for weight, _, _ in self._phases)
+
     @property
     def warehouses(self) -> int:
         return warehouses_of(self.params)
