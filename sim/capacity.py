@@ -158,6 +158,18 @@ def _waits_never_seen(lims: list[Limit], seen: set[str], results: dict[int, Resu
     return notes
 
 
+def _transients(setting: str, bounds: list[Probe | None]) -> list[str]:
+    """The runs the answer rests on that the response time law finds not steady (sim/run.py): their response
+    times are a transient's, so the answer may move with a longer warm-up."""
+    law = "extra.response_time_law."
+    return [f"The run at {setting}={p.value} was not steady: a mean response of "
+            f"{format_quantity(p.row[law + 'response_ms'] / 1e3, 'time')} where the response time law gives "
+            f"{format_quantity(p.row[law + 'law_response_ms'] / 1e3, 'time')}, its queues "
+            f"{'still filling' if p.row[law + 'response_ms'] < p.row[law + 'law_response_ms'] else 'draining'}; "
+            "a longer run.warmup (several responses long) gives steady figures, and may move the answer."
+            for p in bounds if p and p.row.get(law + "steady") is False]
+
+
 def figure_value(row: dict, figure: str) -> float | None:
     if figure in DERIVED:
         return DERIVED[figure](row)
@@ -435,7 +447,8 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
     with open_executor("process", workers) if workers > 1 else contextlib.nullcontext() as opened:
         pool = opened.executor if opened is not None else None   # (Ctrl-C stops the workers at once)
         probes, best, past = search(run_at, start, stop, precision, workers, on_probe)
-    return Capacity(setting, lims, probes, best, past, precision, results, _waits_never_seen(lims, seen, results))
+    return Capacity(setting, lims, probes, best, past, precision, results,
+                    _waits_never_seen(lims, seen, results) + _transients(setting, [best, past]))
 
 
 def to_dict(cap: Capacity) -> dict[str, Any]:

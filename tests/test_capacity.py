@@ -484,3 +484,28 @@ def test_a_figure_is_a_number_a_run_measured():
     assert cp.figure_value({"status": "ok"}, "wait.log file sync.avg_ms") == 0.0
     assert cp.figure_value({"status": "out_of_memory"}, "wait.log file sync.avg_ms") is None
     assert cp.figure_value({"status": "ok", "device.array.write_cache": True}, "device.array.write_cache") is None
+
+
+def test_an_answer_resting_on_a_run_that_was_not_steady_says_so(monkeypatch):
+    """The response time law's verdict (sim/run.py) on the runs either side of the answer: a run still filling its
+    queues gave a transient's response times, so the answer may move with a longer warm-up; a steady one, or one
+    the answer does not rest on, is not mentioned."""
+    import sim.run
+    from sim.result import Result
+
+    def fake_run(sc, progress=None):   # met up to 8 users; not steady from 16
+        users = sc.params.users
+        law = {"users": users, "think_keying_s": 0.0, "response_ms": 500.0, "law_response_ms": 2000.0,
+               "steady": users < 16}
+        return Result("x", "t5220", "tpcc", {}, tpm=1000.0, cpu_idle=100.0 - 5.0 * users,
+                      extra={"response_time_law": law})
+
+    monkeypatch.setattr(sim.run, "run", fake_run)
+    cap = cp.capacity({}, ["cpu_busy <= 42%"], start=4, stop=64, precision=0.0, overrides=QUICK)
+    assert (cap.value, cap.past.value) == (8, 9)
+    assert "not steady" not in cap.answer()                       # 8 and 9: steady
+    cap = cp.capacity({}, ["cpu_busy <= 77%"], start=4, stop=64, precision=0.0, overrides=QUICK)
+    assert (cap.value, cap.past.value) == (15, 16)
+    assert cap.answer().endswith("The run at users=16 was not steady: a mean response of 500 ms where the response "
+                                 "time law gives 2 s, its queues still filling; a longer run.warmup (several "
+                                 "responses long) gives steady figures, and may move the answer."), cap.answer()
