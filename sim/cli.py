@@ -292,6 +292,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
                      "" if math.isnan(r[m]) else figure(r[m]), ci, outcome[:100]])
     click.echo(table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
                       "r" + "l" * len(res.varied) + "rrrl"))
+    _say_not_steady(res.table)
     if plot_x:
         path = res.out / f"{m}-vs-{plot_x}.png"
         res.plot(plot_x, list(by) or None, m, path)
@@ -307,6 +308,18 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if not (status == "ok").any():
         click.echo(f"oltpsim: none of the {len(status)} runs gave figures (the outcome column says why)", err=True)
         sys.exit(1)
+
+
+def _say_not_steady(runs) -> None:
+    """The points with a run the response time law found not steady (sim/run.py): their response times are a
+    transient's, whatever their intervals say."""
+    law = "extra.response_time_law.steady"
+    if law in runs:
+        points = sorted({int(p) for p, v in zip(runs["point"], runs[law]) if v is not None and v == False})  # noqa: E712
+        if points:   # (== False: numpy's bools too; None and NaN, no verdict, are not False)
+            click.echo(f"not steady by the response time law (N = X (R + Z)): point{'s' * (len(points) > 1)} "
+                       f"{', '.join(map(str, points))}, whose response times are a transient's (queues still filling "
+                       "or draining); a longer run.warmup, several responses long, gives steady ones")
 
 
 def _point_value(v):

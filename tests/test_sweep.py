@@ -454,3 +454,22 @@ def test_the_plot_does_not_call_replications_without_an_interval_one_replication
                           "users": [4, 4, 8, 8], "rt.new_order.mean_ci95": [np.inf] * 4})
     title = sw.plot(table, "rt.new_order.mean_ci95", "users", ["users"]).axes[0].get_title()
     assert "one replication" not in title and "no interval" in title
+
+
+def test_a_sweep_names_its_points_with_a_run_that_was_not_steady(capsys):
+    """The response time law's verdict per run (True, False, None when a run had no interval; NaN where a run had
+    none at all): the points with a False, each once, and nothing when there is none."""
+    import numpy as np
+    import pandas as pd
+
+    from sim.cli import _say_not_steady
+
+    runs = pd.DataFrame({"point": [0, 1, 1, 2, 3, 4],
+                         "extra.response_time_law.steady": [True, np.False_, False, None, np.nan, False]})
+    _say_not_steady(runs)
+    assert capsys.readouterr().out.startswith("not steady by the response time law (N = X (R + Z)): points 1, 4, whose")
+    _say_not_steady(runs[runs.point != 4].assign(point=[0, 1, 1, 2, 3]))
+    assert "point 1, whose" in capsys.readouterr().out
+    _say_not_steady(runs[runs.point.isin([0, 2, 3])])
+    _say_not_steady(pd.DataFrame({"point": [0]}))   # (a workload without terminals)
+    assert capsys.readouterr().out == ""
