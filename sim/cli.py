@@ -114,8 +114,9 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
 # what fills the buffer cache when database.db_cache is not given (all cached), and what starts processes
 _CACHED_DATA = {"tpcc": "params.warehouses", "slob": "params.schema_size (read_path sga)",
                 "ctas": "params.table_size (in memory)"}
-_PROCESSES = {"tpcc": "params.users / params.sessions", "slob": "params.sessions", "rman": "params.channels",
-              "sqlldr": "params.sessions", "create_index": "params.dop", "ctas": "params.dop"}
+_PROCESSES = {"tpcc": "params.users / params.sessions (and a client process per user with params.users_on_host)",
+              "slob": "params.sessions", "rman": "params.channels", "sqlldr": "params.sessions",
+              "create_index": "params.dop", "ctas": "params.dop"}
 
 
 def _out_of_memory_keys(workload: str, sc=None) -> str:

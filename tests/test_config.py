@@ -419,7 +419,8 @@ def test_an_sga_larger_than_memory_exits_1_naming_the_settings_that_decide_it():
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     err = proc.stderr.strip()
     assert len(err.splitlines()) == 1 and err.startswith("oltpsim: out of memory: kernel and SGA (")
-    assert "exceed physical memory 64.00 GB" in err and "database.db_cache" in err and "hardware.memory.size" in err
+    assert "exceed physical memory 65,536.0 MB by " in err and "sga buffer cache 204,800.0" in err
+    assert "database.db_cache" in err and "hardware.memory.size" in err
     assert "OUT OF MEMORY" in proc.stdout and "throughput" not in proc.stdout
 
 

@@ -412,7 +412,8 @@ def test_paging_boundaries():
     assert vm.working_set_out() == pytest.approx(200 / 700) and not vm.out_of_memory()
     vm.add_processes("r", 10, 10 * MB, 10 * MB)           # 1,600 MB: past RAM + swap (1,500 MB)
     assert vm.out_of_memory() and vm.working_set_out() == pytest.approx(300 / 800)
-    assert vm.shortfall_message() == "committed memory 1.6 GB exceeds RAM + swap 1.5 GB"
+    assert vm.shortfall_message() == ("committed memory 1,600.0 MB exceeds RAM + swap 1,500.0 MB by 100.0 MB (kernel 100.0, "
+                                      "sga 400.0, p 10 x 60.00 = 600.0, q 2 x 200.00 = 400.0, r 10 x 10.00 = 100.0)")
     # nothing cold: the overcommit comes straight out of the working sets
     vm = _vm(ram=1000, swap=500, kernel=100)
     vm.map_shared("sga", 400 * MB)
@@ -441,7 +442,10 @@ def test_kernel_and_sga_locked_over_ram_cannot_start_and_equal_can():
     assert not vm.out_of_memory()
     vm.map_shared("sga2", 1 * MB)
     assert vm.out_of_memory()
-    assert vm.shortfall_message() == "kernel and SGA (0.98 GB, locked in memory) exceed physical memory 0.98 GB"
+    assert vm.shortfall_message() == ("kernel and SGA (1,001.0 MB, resident: kernel 100.0, sga 900.0, sga2 1.0) "
+                                      "exceed physical memory 1,000.0 MB by 1.0 MB")
+    vm.locks_shared_memory = True   # Solaris's intimate shared memory (Linux SysV shared memory is not locked)
+    assert vm.shortfall_message().startswith("kernel and SGA (1,001.0 MB, locked in memory: kernel 100.0,")
 
 
 def test_the_64_bit_kernel_costs_its_own_footprint():
@@ -546,7 +550,7 @@ def test_sga_filling_ram_exactly_is_not_the_reason_when_processes_overflow_swap(
     vm.map_shared("sga", 900 * MB)                        # kernel + SGA = RAM: allowed
     vm.add_processes("p", 6, 100 * MB, 100 * MB)          # 1,600 MB > RAM + swap
     assert vm.out_of_memory()
-    assert vm.shortfall_message().startswith("committed memory 1.6 GB exceeds RAM + swap")
+    assert vm.shortfall_message().startswith("committed memory 1,600.0 MB exceeds RAM + swap")
 
 
 def test_no_working_sets_nothing_faults_even_with_kernel_and_sga_over_ram():
@@ -605,3 +609,31 @@ def test_an_sga_alone_past_ram_exhausts_the_account_with_no_process_started():
     vm = _vm(ram=1000, swap=5000, kernel=100)
     vm.map_shared("sga", 901 * MB)
     assert vm.exhausted.triggered and not vm.kinds
+
+
+def test_shortfall_by_less_than_a_tenth_of_a_gb_reads_as_a_shortfall():
+    """One 1.8-MB user past RAM + swap (the opteron-2way's 7,033rd, 0.4 MB over) had read "committed memory 22.0 GB
+    exceeds RAM + swap 22.0 GB": the message gives MB, by how much, and the parts that add up to it."""
+    vm = _vm()                                            # 16,384 MB RAM, 6,144 MB swap, 1,024 MB kernel
+    vm.map_shared("sga", 9_000 * MB)
+    vm.add_processes("server", 6_752, 1.8 * MB, 0.25 * MB)    # 10,024 + 12,153.6 = 22,177.6 MB: within
+    assert not vm.out_of_memory()
+    vm.add_processes("server", 196, 1.8 * MB, 0.25 * MB)      # 22,530.4 MB: 2.4 MB over
+    assert vm.out_of_memory()
+    assert vm.shortfall_message() == ("committed memory 22,530.4 MB exceeds RAM + swap 22,528.0 MB by 2.4 MB "
+                                      "(kernel 1,024.0, sga 9,000.0, server 6,948 x 1.80 = 12,506.4)")
+
+
+def test_an_out_of_memory_result_carries_the_account_that_ran_out():
+    """The result of a run that ran out of memory had no memory account (extra empty): its parts add up to the
+    committed memory, which is over RAM + swap by what the message says."""
+    sc = scenario.load(None, {"users": 3000, "think_time": "1 s", "keying_time": "0 s", "warehouses": 10,
+                              "database.server_memory": "5 MB", "hardware.memory.size": "16 GB",
+                              "hardware.memory.swap": "0 GB"}, profile="opteron-2way", workload="tpcc")
+    r = run(sc)
+    assert r.status == "out_of_memory" and r.tpm is None
+    m = r.extra["memory"]
+    parts = sum(v for k, v in m.items() if k.endswith("_mb") and k not in
+                ("ram_mb", "swap_mb", "committed_mb", "free_reserve_mb", "page_cache_mb", "overcommit_mb"))
+    assert parts == pytest.approx(m["committed_mb"]) and m["committed_mb"] > m["ram_mb"] + m["swap_mb"]
+    assert f"by {m['committed_mb'] - m['ram_mb'] - m['swap_mb']:,.1f} MB" in r.message

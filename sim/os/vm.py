@@ -132,13 +132,21 @@ class VirtualMemory:
         return out
 
     def shortfall_message(self) -> str:
-        gb = 1.0 / 2**30
-        locked = self.kernel + sum(self.shared.values())
+        """What ran out, in MB with its parts: rounded to 0.1 GB the two sides had read the same ("committed memory
+        22.0 GB exceeds RAM + swap 22.0 GB", 7,033 users on the opteron-2way, over by 0.4 MB)."""
+        mb = 1.0 / 2**20
+        parts = [("kernel", self.kernel)] + [(k.replace("_", " "), v) for k, v in self.shared.items()]
+        locked = sum(v for _k, v in parts)
         if locked > self.ram:
-            return (f"kernel and SGA ({locked * gb:.2f} GB, locked in memory) exceed physical memory "
-                    f"{self.ram * gb:.2f} GB")
-        return (f"committed memory {self.committed() * gb:.1f} GB exceeds RAM + swap "
-                f"{(self.ram + self.swap) * gb:.1f} GB")
+            held = "locked in memory" if self.locks_shared_memory else "resident"   # (Solaris ISM; Linux SysV shm)
+            return (f"kernel and SGA ({locked * mb:,.1f} MB, {held}: "
+                    f"{', '.join(f'{k} {v * mb:,.1f}' for k, v in parts)}) exceed physical memory "
+                    f"{self.ram * mb:,.1f} MB by {(locked - self.ram) * mb:,.1f} MB")
+        parts += [(k.replace("_", " ") if n == 1 else f"{k.replace('_', ' ')} {n:,.0f} x {p * mb:,.2f} =", n * p)
+                  for k, (n, p, _w) in self.kinds.items()]
+        return (f"committed memory {self.committed() * mb:,.1f} MB exceeds RAM + swap "
+                f"{(self.ram + self.swap) * mb:,.1f} MB by {(self.committed() - self.ram - self.swap) * mb:,.1f} MB "
+                f"({', '.join(f'{k} {v * mb:,.1f}' for k, v in parts)})")
 
     # ------------------------------------------------------------ paging, as a process wakes
 
