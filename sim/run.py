@@ -47,15 +47,16 @@ def run(scenario: Scenario, progress=None) -> Result:
         outcome = system.admit()   # (the sessions start() made)
     if outcome is not None:  # out of memory before the first transaction
         result.status, result.message = outcome
-        result.wall_time = time.perf_counter() - t_wall
-        return result
-    with _collector_spared():
-        if workload.kind == "steady":
-            _run_steady(system, workload, result, progress)
-        else:
-            _run_batch(system, workload, result, progress)
-    result.simulated_time = env.now
-    result.events = _events_scheduled(env)
+    else:
+        with _collector_spared():
+            if workload.kind == "steady":
+                _run_steady(system, workload, result, progress)
+            else:
+                _run_batch(system, workload, result, progress)
+        result.simulated_time = env.now
+        result.events = _events_scheduled(env)
+    if result.status == "out_of_memory":   # the account that ran out, as the message adds it up
+        result.extra["memory"] = system.vm.describe()
     result.wall_time = time.perf_counter() - t_wall
     return result
 
