@@ -93,6 +93,19 @@ def test_no_transaction_in_the_measured_time_is_said_not_printed_as_0_plus_minus
     r = run(sc)
     assert r.tpm == 0 and "± 0" not in report.summary(r)
     assert "no transaction completed in the measured 3 s" in report.summary(r)
+    assert "a longer run.max_time" in report.summary(r) and "swap" not in report.summary(r)
+
+
+def test_no_transaction_while_thrashing_says_paging_not_a_longer_run():
+    """opteron-2way, 5,000 users whose 1.5 MB are all working set: 16.5% of each on swap, every session queued on
+    the one swap drive (~120 I/Os/s) for minutes. The report had advised a longer run or shorter think times."""
+    from sim.result import Result
+    r = Result(label="x", profile="opteron-2way", workload="tpcc", inputs={}, tpm=0.0, measured_time=60.0,
+               cpu_idle=100.0, cpu_usr=0.0, cpu_sys=0.0, run_queue=0.0,
+               extra={"memory": {"overcommit_mb": 2485.0, "working_set_paged_out_pct": 16.5}})
+    text = report.summary(r)
+    assert "overcommitted by 2,485 MB and 16.5% of every working set is on swap" in text
+    assert "a longer run.max_time" not in text and "hardware.memory.size" in text
 
 
 def test_json_is_standard_json_with_null_for_what_is_not_a_number(ue10000):
