@@ -509,3 +509,23 @@ def test_an_answer_resting_on_a_run_that_was_not_steady_says_so(monkeypatch):
     assert cap.answer().endswith("The run at users=16 was not steady: a mean response of 500 ms where the response "
                                  "time law gives 2 s, its queues still filling; a longer run.warmup (several "
                                  "responses long) gives steady figures, and may move the answer."), cap.answer()
+
+
+def test_a_run_that_completed_nothing_meets_no_limit(monkeypatch):
+    """A paging-bound load completes no transaction and leaves its CPUs idle: 'cpu_busy <= 85%' had taken it as met
+    (the helper's 'users=7000 (0 TPM)'). It is past the capacity, with why."""
+    import sim.run
+    from sim.result import Result
+
+    def fake_run(sc, progress=None):   # 5% CPU a user up to 8 users; from 9 on, paging-bound: nothing done
+        users = sc.params.users
+        if users >= 9:
+            return Result("x", "t5220", "tpcc", {}, tpm=0.0, cpu_idle=100.0, measured_time=60.0,
+                          extra={"memory": {"working_set_paged_out_pct": 16.5}})
+        return Result("x", "t5220", "tpcc", {}, tpm=1000.0 * users, cpu_idle=100.0 - 5.0 * users, measured_time=60.0)
+
+    monkeypatch.setattr(sim.run, "run", fake_run)
+    cap = cp.capacity({}, ["cpu_busy <= 85%"], start=4, stop=64, precision=0.0, overrides=QUICK)
+    assert (cap.value, cap.past.value) == (8, 9)
+    assert cap.past.broke == ["no transaction completed in the measured 60 s (paging-bound: 16.5% of every working "
+                              "set on swap)"]
