@@ -308,6 +308,12 @@ def _memory(x: dict) -> str:
         out.append(_line("Memory (MB)", [(k.removesuffix("_mb").removesuffix("_pct").replace("_", " "),
                                           f"{v:.1f}%" if k.endswith("_pct") else f"{v:,.0f}")
                                          for k, v in account.items()]))
+    paging = x.get("paging")
+    if paging:
+        out.append(_line("Paging (vmstat)", [("page-ins/s", f"{paging['page_ins_per_s']:,.0f}"),
+                                             ("si", f"{paging['swap_in_kb_per_s']:,.0f} KB/s"),
+                                             ("so", f"{paging['swap_out_kb_per_s']:,.0f} KB/s"),
+                                             ("swap reads/s", f"{paging['swap_reads_per_s']:,.1f}")]))
     if "cpi" in x:
         out.append(_line("Memory stalls", [
             ("latency", f"{x['memory_latency_ns']:.0f} ns ({x['memory_latency_cycles']:.0f} cycles)"),

@@ -345,6 +345,8 @@ def _collect(system: System, result: Result, span: float) -> None:
     result.extra["instructions_per_s"] = instructions / span
     result.extra.update(system.memory.report(busy, instructions))
     result.extra["memory"] = system.vm.describe()   # every workload's processes and segments, as free -m adds them
+    if system.vm.page_ins:
+        result.extra["paging"] = system.vm.paging(span)
     # AWR: top timed events, with CPU as "DB CPU" (busy strand time, foreground and background), each as a share
     # of CPU + waits ("% Total Call Time"; run-queue time is in neither, as in AWR)
     events = [{"event": name, "waits": st.waits, "time_s": st.time,

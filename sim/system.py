@@ -92,6 +92,7 @@ class System:
 
     def reset_stats(self) -> None:
         self.memory.reset_stats()
+        self.vm.reset_stats()
         self.dispatcher.reset_stats()
         self.instance.reset_stats()
         for d in self.devices.values():

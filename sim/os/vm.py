@@ -150,6 +150,16 @@ class VirtualMemory:
 
     # ------------------------------------------------------------ paging, as a process wakes
 
+    def reset_stats(self) -> None:
+        self.page_ins = self.swap_reads = 0
+
+    def paging(self, span: float) -> dict:
+        """vmstat's paging over a span: pages faulted in from swap a second, as KB/s swapped in (si) and out (so:
+        kswapd writes out as much as comes in), and the clustered swap reads they took."""
+        kb = self.page_ins * PAGE / 1024.0 / span
+        return {"page_ins_per_s": self.page_ins / span, "swap_in_kb_per_s": kb, "swap_out_kb_per_s": kb,
+                "swap_reads_per_s": self.swap_reads / span}
+
     def expected_faults(self, working_set: float) -> float:
         """Pages a waking process with this working set finds on swap, on average."""
         return self.working_set_out() * working_set / PAGE
