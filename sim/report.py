@@ -309,6 +309,11 @@ def _memory(x: dict) -> str:
                                           f"{v:.1f}%" if k.endswith("_pct") else f"{v:,.0f}")
                                          for k, v in account.items()]))
     paging = x.get("paging")
+    if account.get("working_set_paged_out_pct", 0.0) > 0.0 and not paging:
+        # (sim/os/vm.py: a process faults its pages back as it wakes from idling; a batch job's run without pause)
+        out.append(f"  {account['working_set_paged_out_pct']:.1f}% of every working set is on swap, yet no process "
+                   "faulted a page back in the window: only processes that wake after idling (tpcc's terminals) "
+                   "page in here, so these figures carry no paging cost")
     if paging:
         out.append(_line("Paging (vmstat)", [("page-ins/s", f"{paging['page_ins_per_s']:,.0f}"),
                                              ("si", f"{paging['swap_in_kb_per_s']:,.0f} KB/s"),

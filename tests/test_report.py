@@ -258,6 +258,8 @@ def _steady_result() -> Result:
         extra={"new_order_tpm": 55555.4, "buffer_hit_ratio": 0.98765, "physical_reads_per_s": 1000.04, "physical_writes_per_s": 234.36,
                "commits_per_log_write": 1.5, "dbwr_backlog_skipped": 140620, "dbwr_net_fill_per_s": 12.34,
                "memory": {"ram_mb": 65536.0, "sga_buffer_cache_mb": 1024.4, "working_set_paged_out_pct": 1.25},
+               "paging": {"page_ins_per_s": 123.4, "swap_in_kb_per_s": 493.6, "swap_out_kb_per_s": 493.6,
+                          "swap_reads_per_s": 15.44},
                "cpi": 4.5, "cpi_issue": 1.0, "cpi_data_stall": 3.0, "cpi_other": 0.5, "memory_latency_ns": 105.2,
                "memory_latency_cycles": 147.3, "memory_bandwidth_util_pct": 12.34, "involuntary_switches_per_s": 1234.5},
         seed=1, simulated_time=12.0, measured_time=10.0, wall_time=1.5, events=123456)
@@ -311,6 +313,7 @@ DBWR: 12.3 buffers/s behind in the warm-up, so started at its free-buffer limit
   (140,620 dirty buffers added, ~10 min of its writes)
 
 Memory (MB): ram 65,536   sga buffer cache 1,024   working set paged out 1.2%
+Paging (vmstat): page-ins/s 123   si 494 KB/s   so 494 KB/s   swap reads/s 15.4
 Memory stalls: latency 105 ns (147 cycles)   bandwidth used 12.3%
   CPI 4.50 = issue 1.00 + data stalls 3.00 + other 0.50
 
@@ -440,3 +443,14 @@ def test_a_tp_monitors_line_splits_the_response_into_its_queue_wait():
                              "queued_at_end": 1310}
     assert ("TP monitor: sessions busy 250.0 of 256   requests queued 1,234.6 (at the end 1,310)\n"
             "  queue wait 406.12 ms, in every response time") in report.full(r)
+
+
+def test_working_sets_on_swap_that_no_process_paged_in_are_said_to_cost_nothing():
+    """A batch job's processes run without idling, and only a process that wakes after idling pages in (sim/os/vm.py):
+    its figures carry no paging cost though the account has working sets on swap, and the report says so."""
+    r = _batch_result()
+    r.extra["memory"] = {"ram_mb": 1024.0, "overcommit_mb": 300.0, "working_set_paged_out_pct": 23.6}
+    assert "23.6% of every working set is on swap, yet no process faulted a page back" in report.full(r)
+    r.extra["paging"] = {"page_ins_per_s": 1.0, "swap_in_kb_per_s": 4.0, "swap_out_kb_per_s": 4.0,
+                         "swap_reads_per_s": 1.0}
+    assert "yet no process" not in report.full(r) and "page-ins/s 1 " in report.full(r)
