@@ -417,10 +417,10 @@ def capacity(scenario: str | Path | dict, limits: list[str | Limit], setting: st
             return Probe(n, row, [f"{result.status.replace('_', ' ')}: {result.message}"])
         # Thrashing carries nothing, however idle it leaves the CPUs: it meets no service level. (A run too short
         # for a transaction at a small load, with nothing on swap, is no bound on the capacity.)
-        paged = result.extra.get("memory", {}).get("working_set_paged_out_pct", 0.0)
-        if result.tpm == 0 and paged:
+        if result.paging_bound:
             return Probe(n, row, [f"no transaction completed in the measured {result.measured_time:g} s (paging-bound: "
-                                  f"{paged:.1f}% of every working set on swap)"])
+                                  f"{result.extra['memory']['working_set_paged_out_pct']:.1f}% of every working set "
+                                  "on swap)"])
         broke = []
         for lim in lims:
             if isinstance(row.get(lim.figure), str):   # (extra.read_wait_event): no number to compare

@@ -104,10 +104,10 @@ def summary(r: Result) -> str:
         lines.append(f"outcome: {r.status.upper().replace('_', ' ')}  {r.message}")
         if r.status in NO_FIGURES:
             return "\n".join(lines)
-    paged = (r.extra.get("memory") or {}).get("working_set_paged_out_pct", 0.0)
-    if r.tpm == 0 and paged > 0.0:   # thrashing: more time or less thinking would not help (AWR counts waits once done)
+    if r.paging_bound:   # more time or less thinking would not help (AWR counts waits once done)
         lines.append(f"throughput: no transaction completed in the measured {r.measured_time:g} s: memory is "
-                     f"overcommitted by {r.extra['memory']['overcommit_mb']:,.0f} MB and {paged:.1f}% of every "
+                     f"overcommitted by {r.extra['memory']['overcommit_mb']:,.0f} MB and "
+                     f"{r.extra['memory']['working_set_paged_out_pct']:.1f}% of every "
                      "working set is on swap, so the sessions wait for page-ins on the swap device (paging-bound); "
                      "fewer users or more hardware.memory.size give a figure")
     elif r.tpm == 0:   # a ± 0 interval of nothing would read as a measured zero

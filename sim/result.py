@@ -47,6 +47,12 @@ class Result:
     def cpu(self) -> tuple[float, float, float]:
         return (self.cpu_idle, self.cpu_usr, self.cpu_sys)
 
+    @property
+    def paging_bound(self) -> bool:
+        """No transaction completed while part of every working set was on swap: thrashing, which a longer run
+        or less thinking would not mend (fewer users or more memory would)."""
+        return self.tpm == 0 and (self.extra.get("memory") or {}).get("working_set_paged_out_pct", 0.0) > 0.0
+
     def metric(self, name: str) -> Any:
         """A named figure: a field, 'cpu' as [idle, usr, sys], or a key of `extra`."""
         if name == "cpu":
