@@ -205,6 +205,12 @@ def full(r: Result) -> str:
             notes += [f"  {n}: writes are acknowledged by the controller's write-back cache; svc_t includes the drives' "
                       "destages, a write's wait+svc is its wait for the cache" for n, d in r.devices.items()
                       if d["iops"] > 0 and d.get("write_cache")]
+            # iostat does not show a controller (or a flash array's ports); past half busy and busier than the drives,
+            # its FCFS queue is what the I/Os wait in
+            notes += [f"  {n}: its busiest controller is {d['controller_util_pct']:.0f}% busy, more than the drives: "
+                      "I/Os queue there, in wait+svc and not in %b" for n, d in r.devices.items()
+                      if d["iops"] > 0 and d.get("controller_util_pct", 0.0) >= 50.0
+                      and d["controller_util_pct"] > d["util_pct"]]
             # a controller's write-back cache that filled in the warm-up starts full (sim/hardware/write_cache.py)
             notes += [f"  {k.split('.', 1)[1]}: its write-back cache filled at {v:.2f} MB/s in the warm-up, so the "
                       "run starts it full (writes wait for destages)"

@@ -368,6 +368,9 @@ def _collect(system: System, result: Result, span: float) -> None:
             # controller, and a striped I/O's slowest piece
             "avg_response_ms": 1000.0 * dev.response.mean if dev.response.n else 0.0,
             "drive_ops_per_s": n / span,
+            # the busiest controller, bus or port between the drives and the host (0 where the profile gives none):
+            # iostat does not show it, yet a saturated one queues every I/O (in wait+svc, not in the drives' %b)
+            "controller_util_pct": 100.0 * max((c.utilisation() for c in getattr(dev, "controllers", [])), default=0.0),
         }
         if getattr(dev, "cache", None) is not None and dev.cache.writes:   # writes a write-back cache acknowledged
             result.devices[name]["write_cache"] = True

@@ -407,6 +407,19 @@ def test_ctas_instructions_reads_and_writes_by_hand(in_memory):
     assert job.report(1.0)["in_memory"] is in_memory and job.report(1.0)["dop"] == 4
 
 
+def test_a_mirrored_groups_controller_carries_every_write_twice():
+    """CTAS from and to the T5440's array, an ASM normal-redundancy group behind one 400 MB/s HBA: the table is
+    read once and written twice through the controller, so it moves 1.5x the host's MB/s, and at DOP 64 it is the
+    bottleneck: busier than the drives, and the report says the I/Os queue there."""
+    from sim.report import full
+    r = _result("ctas", {"dop": 64}, profile="t5440")
+    array = r.devices["array"]
+    assert array["controller_util_pct"] == pytest.approx(100.0 * 1.5 * array["mb_per_s"] / 400.0, rel=0.01)
+    assert array["util_pct"] < array["controller_util_pct"] <= 100.0
+    assert "array: its busiest controller is 95% busy, more than the drives" in full(r)
+    assert r.devices["internal"]["controller_util_pct"] == 0.0     # nothing crossed it
+
+
 def test_ctas_refuses_an_empty_table_and_empty_reads():
     from sim.config import ConfigError
     for key in ("table_size", "read_size"):     # a read of 0 bytes would never finish a granule

@@ -75,6 +75,20 @@ def test_bandwidth_ceilings_brick_then_fabric():
     assert bps == pytest.approx(500e6, rel=0.03)               # the host's fabric
 
 
+def test_the_pipe_at_the_bandwidth_ceiling_is_the_busy_one():
+    """Each brick's ports and the host's fabric are FCFS pipes; at a ceiling the one that sets it is busy all the
+    time and the others by the bytes they carry over their bandwidth (what the run reports as the device's busiest
+    controller, controller_util_pct)."""
+    env = simpy.Environment()
+    arr = _array(env, bricks=2, iops=1e5, service=0.2e-3, bw=400e6, fabric_bw=500e6)
+    # (16 reads in flight keep the fabric busy; with hundreds, the ports would still be carrying what queues
+    # for the fabric, a backlog that takes many seconds to build)
+    _, bps = _closed_loop(arr, env, 16, 1 << 20, 4.0)
+    fabric, *ports = arr.controllers
+    assert fabric is arr.fabric and fabric.utilisation() == pytest.approx(1.0, abs=1e-3)
+    assert sum(p.utilisation() for p in ports) == pytest.approx(bps / 400e6, rel=0.02)   # 0.625 each, ~1.25 both
+
+
 def test_light_load_latency_is_service_plus_fabric():
     env = simpy.Environment()
     arr = _array(env, bricks=1, iops=1e5, service=0.25e-3, latency=50e-6)

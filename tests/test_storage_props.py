@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.hardware.profile import DiskSpec
 from sim.hardware.storage import Controller, Disk, Volume
@@ -308,6 +310,51 @@ def test_controller_is_a_fcfs_server_at_its_bandwidth():
     assert c.transfer(0.5 * MB, ev) is ev             # idle bus: starts now, not at free_at
     env.run()
     assert env.now == pytest.approx(10.5)
+
+
+def test_controller_utilisation_is_its_busy_share_of_the_window():
+    """FCFS keeps a bus busy from a transfer's start to free_at: its busy time is what was booked less what is
+    still queued. A reset in the middle of a transfer leaves the rest to the new window."""
+    env = simpy.Environment()
+    c = Controller(env, "c", 1 * MB)
+    c.transfer(1 * MB)
+    c.transfer(2 * MB)                                # busy 0-3 s
+    env.run(until=2.0)
+    assert c.utilisation() == pytest.approx(1.0)      # booked 3 s, 1 s still to go
+    env.run(until=4.0)
+    assert c.utilisation() == pytest.approx(0.75)     # busy 3 s of 4
+    env.run(until=5.0)
+    c.transfer(2 * MB)                                # busy 5-7 s
+    env.run(until=6.0)
+    c.reset_stats()
+    env.run(until=8.0)
+    assert c.utilisation() == pytest.approx(0.5) and c.bytes == 0.0   # of 6-8 s, busy 6-7 s
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 2.0), st.floats(1.0, 4 * MB)), min_size=1, max_size=30),
+       st.floats(0.1, 30.0))
+@settings(max_examples=60, deadline=None)
+def test_controller_utilisation_counts_the_time_some_transfer_is_under_way(arrivals, until):
+    """Against the union of the transfers' intervals, which FCFS makes [start, end) back to back: the same
+    busy share at any moment, never above 1."""
+    env = simpy.Environment()
+    c = Controller(env, "c", 1 * MB)
+    intervals = []
+
+    def arrive(gap, nbytes):
+        yield env.timeout(gap)
+        start = max(env.now, c.free_at)
+        c.transfer(nbytes)
+        intervals.append((start, c.free_at))
+
+    def source():
+        for gap, nbytes in arrivals:
+            yield from arrive(gap, nbytes)
+
+    env.process(source())
+    env.run(until=until)
+    busy = sum(max(0.0, min(end, until) - start) for start, end in intervals)
+    assert c.utilisation() == pytest.approx(busy / until, abs=1e-9) and c.utilisation() <= 1.0 + 1e-12
 
 
 # --- volumes ----------------------------------------------------------------------------------

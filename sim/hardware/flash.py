@@ -24,17 +24,17 @@ import numpy as np
 import simpy
 
 from sim.hardware.profile import FlashArraySpec
-from sim.hardware.storage import DeviceStats
+from sim.hardware.storage import Controller, DeviceStats
 
 
 class _Brick:
-    __slots__ = ("channels", "busy", "queue", "free_at")
+    __slots__ = ("channels", "busy", "queue", "ports")
 
-    def __init__(self, channels: int):
+    def __init__(self, channels: int, ports: Controller):
         self.channels = channels
         self.busy = 0
         self.queue: deque = deque()
-        self.free_at = 0.0   # when the brick's ports finish the bytes already committed to them
+        self.ports = ports   # the brick's ports: its bandwidth ceiling
 
 
 class FlashArray(DeviceStats):
@@ -43,9 +43,11 @@ class FlashArray(DeviceStats):
     def __init__(self, env: simpy.Environment, name: str, spec: FlashArraySpec, rng: np.random.Generator):
         self.env, self.name, self.spec, self.rng = env, name, spec, rng
         self.channels_per_brick = max(1, round(spec.iops_per_brick * spec.service_time))
-        self.bricks = [_Brick(self.channels_per_brick) for _ in range(spec.bricks)]
+        self.bricks = [_Brick(self.channels_per_brick, Controller(env, f"{name}/brick{i}", spec.bandwidth_per_brick))
+                       for i in range(spec.bricks)]
         self.capacity = spec.capacity
-        self.fabric_free_at = 0.0
+        self.fabric = Controller(env, f"{name}/fabric", spec.fabric_bandwidth)   # the host's fabric ports
+        self.controllers = [self.fabric] + [b.ports for b in self.bricks]   # the pipes the bytes cross
         # random numbers are drawn in blocks: brick choice and unit-mean service times
         self._block = 4096
         self._units: np.ndarray = np.empty(0)
@@ -98,16 +100,16 @@ class FlashArray(DeviceStats):
         self.util.add(-1.0 / (len(self.bricks) * self.channels_per_brick))
         if brick.queue:
             self._start(brick.queue.popleft())
-        now = self.env.now
-        spec = self.spec
         # Frames cut through the brick's ports and the host's ports at once: each pipe is
         # reserved FCFS from now, and the bytes are across when both have carried them.
-        t_brick = max(now, brick.free_at) + nbytes / spec.bandwidth_per_brick
-        brick.free_at = t_brick
-        t_fabric = max(now, self.fabric_free_at) + nbytes / spec.fabric_bandwidth
-        self.fabric_free_at = t_fabric
-        done = self.env.timeout(max(t_brick, t_fabric) - now + spec.fabric_latency)
+        across = max(brick.ports.reserve(nbytes), self.fabric.reserve(nbytes))
+        done = self.env.timeout(across - self.env.now + self.spec.fabric_latency)
         done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes))
+
+    def reset_stats(self) -> None:
+        super().reset_stats()
+        for c in self.controllers:
+            c.reset_stats()
 
     def _finish(self, ev: simpy.Event, arrived: float, nbytes: float) -> None:
         self.ios += 1

@@ -214,26 +214,44 @@ class Disk(DeviceStats):
 
 
 class Controller:
-    """A controller or bus: a FCFS server that moves each I/O's bytes at its bandwidth."""
+    """A controller, bus or port: a FCFS pipe that moves each I/O's bytes at its bandwidth."""
 
     def __init__(self, env: simpy.Environment, name: str, bandwidth: float):
         self.env, self.name, self.bandwidth = env, name, bandwidth
-        self.free_at = 0.0
-        self.bytes = 0.0
+        self.free_at = 0.0   # when the bytes already booked are across
+        self.bytes = 0.0     # booked since reset_stats
+        self.booked = 0.0    # seconds of transfer booked since reset_stats (with what was still queued then)
+        self.since = 0.0
+
+    def reserve(self, nbytes: float) -> float:
+        """Book nbytes after whatever is already queued on the pipe; the time they are across."""
+        start = max(self.env.now, self.free_at)
+        self.free_at = start + nbytes / self.bandwidth
+        self.bytes += nbytes
+        self.booked += nbytes / self.bandwidth
+        return self.free_at
 
     def transfer(self, nbytes: float, done: simpy.Event | None = None) -> simpy.Event:
         """Occupy the bus for nbytes/bandwidth after whatever is already queued on it; the
         returned event (`done`, if given: a pending event, fired when the bytes are across,
         as a timeout would be, without a second event to relay it) fires when they are."""
         env = self.env
-        start = max(env.now, self.free_at)
-        self.free_at = start + nbytes / self.bandwidth
-        self.bytes += nbytes
+        across = self.reserve(nbytes)
         if done is None:
-            return env.timeout(self.free_at - env.now)
+            return env.timeout(across - env.now)
         done._ok, done._value = True, None
-        env.schedule(done, NORMAL, self.free_at - env.now)
+        env.schedule(done, NORMAL, across - env.now)
         return done
+
+    def utilisation(self) -> float:
+        """The share of the time since reset_stats the pipe was moving bytes: FCFS keeps it busy without a gap
+        from a transfer's start to free_at, so it is what was booked less what is still queued."""
+        span = self.env.now - self.since
+        return (self.booked - max(0.0, self.free_at - self.env.now)) / span if span > 0 else 0.0
+
+    def reset_stats(self) -> None:
+        self.since, self.bytes = self.env.now, 0.0
+        self.booked = max(0.0, self.free_at - self.env.now)   # (still to move: the next window's busy time)
 
 
 class Volume:
@@ -414,5 +432,7 @@ class Volume:
         self.response.reset()
         for d in self.disks:
             d.reset_stats()
+        for c in self.controllers:
+            c.reset_stats()
         if self.cache is not None:
             self.cache.reset_stats()
