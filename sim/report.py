@@ -95,6 +95,29 @@ def _not_steady(law: dict, throughput: float) -> str:
             "steady ones")
 
 
+def _busiest(r: Result, shown: int = 5) -> str:
+    """The shared resources by utilisation, busiest first: the one nearest 100% bounds the throughput, and more
+    load only queues there (operational analysis's bottleneck). The CPU is its strands; on a CMT chip its
+    pipelines too (elsewhere the per-core figure is the share of cycles issuing, no capacity). LGWR is one process:
+    near 100% it bounds the commits, though group commit puts more of them in each write first."""
+    x, busy = r.extra, []
+    if r.strand_utilisation:
+        busy.append(("strands (mpstat)", sum(r.strand_utilisation) / len(r.strand_utilisation)))
+    if r.core_utilisation and _strands_per_core(r) >= 4:
+        busy.append(("pipelines (corestat)", sum(r.core_utilisation) / len(r.core_utilisation)))
+    if "memory_bandwidth_util_pct" in x:
+        busy.append(("memory bandwidth", x["memory_bandwidth_util_pct"]))
+    if "lgwr_busy_pct" in x:
+        busy.append(("LGWR", x["lgwr_busy_pct"]))
+    tp = x.get("tp_monitor")
+    if tp and tp["sessions"]:
+        busy.append(("TP monitor sessions", 100.0 * tp["sessions_busy"] / tp["sessions"]))
+    for n, d in r.devices.items():
+        busy += [(f"{n} %b", d["util_pct"]), (f"{n} controller", d.get("controller_util_pct", 0.0))]
+    busy = sorted(((k, v) for k, v in busy if v >= 0.5), key=lambda kv: -kv[1])[:shown]
+    return _line("busiest", [(k, f"{v:.0f}%") for k, v in busy]) if busy else ""
+
+
 def summary(r: Result) -> str:
     lines = [f"== {r.label}  ({r.profile}, {r.workload}, seed {r.seed})"]
     changed = _line("settings", [(k, v) for k, v in _changed_settings(r)])
@@ -153,6 +176,9 @@ def summary(r: Result) -> str:
                      f"(min {min(cu):.0f}%, max {max(cu):.0f}%);  mpstat: strands busy mean "
                      f"{sum(su) / len(su):.0f}% (min {min(su):.0f}%, max {max(su):.0f}%)"
                      + (f", icsw {x['involuntary_switches_per_s']:,.0f}/s" if "involuntary_switches_per_s" in x else ""))
+    busiest = _busiest(r)
+    if busiest:
+        lines.append(busiest)
     lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.2f} s wall, "
                  f"{r.events:,} events")
     return "\n".join(lines)

@@ -382,3 +382,4 @@ def _collect(system: System, result: Result, span: float) -> None:
     lg = inst.lgwr
     if lg.writes:
         result.extra["commits_per_log_write"] = lg.commits / lg.writes
+        result.extra["lgwr_busy_pct"] = 100.0 * lg.utilisation()   # (one process: near 100 it bounds the commits)

@@ -76,6 +76,20 @@ def test_group_commit_timeline_and_whole_redo_blocks():
     assert (lgwr.writes, lgwr.commits, lgwr.bytes) == (0, 0, 0.0)
 
 
+def test_lgwr_busy_share_is_its_writes_time_over_the_window():
+    """The same timeline: LGWR writes 0.5-5.5, 5.5-10.5, 20-25 and 30-35 ms (1 ms CPU + 4 ms write each), idle
+    between. A write in hand counts up to now; a reset in the middle of one leaves its rest to the new window."""
+    env, _cpu, _dev, lgwr = _lgwr()
+    _commits(env, lgwr, [(0.5 * MS, 100.0), (1 * MS, 600.0), (3 * MS, 1.0), (20 * MS, 1024.0), (30 * MS, 513.0)])
+    env.run(until=8 * MS)
+    assert lgwr.utilisation() == pytest.approx(7.5 / 8)
+    env.run(until=22 * MS)
+    assert lgwr.utilisation() == pytest.approx(12.0 / 22)
+    lgwr.reset_stats()
+    env.run(until=40 * MS)
+    assert lgwr.utilisation() == pytest.approx((3.0 + 5.0) / 18)
+
+
 def test_a_write_waits_for_its_log_switch_and_commits_meanwhile_go_in_the_next_write():
     """With sized logs LGWR asks the checkpoints before each write, with the write's whole-block size;
     a 3-ms stall before the second write delays it (and its commit), and a commit posted during the

@@ -286,6 +286,7 @@ settings: users 16
 throughput: 123,456 TPM (all types) ± 2,469 (95% CI)   (2,057.6 tx/s)   tpmC (New-Order) 55,555   [stopped at run.max_time 10 s: ±2.0%, not the 1% target]
 cpu (vmstat): r 0.2  us 30  sy 8  id 62
 pipeline utilisation per core (corestat) mean 40% (min 30%, max 50%);  mpstat: strands busy mean 38% (min 0%, max 100%), icsw 1,234/s
+busiest: array %b 42%   pipelines (corestat) 40%   strands (mpstat) 38%   memory bandwidth 12%
 simulated 12.0 s (measured 10.0 s) in 1.50 s wall, 123,456 events
 
 Response time (ms)

@@ -41,6 +41,9 @@ class LogWriter:
         self.writes = 0
         self.commits = 0
         self.bytes = 0.0
+        self.busy = 0.0        # seconds writing (its CPU, the device, a checkpoint's wait) since reset_stats
+        self.since = 0.0       # reset_stats's time
+        self.started = None    # the write in hand's start, None while LGWR waits for work
         env.process(self._run())
 
     def has_room(self, redo_bytes: float) -> bool:
@@ -91,6 +94,7 @@ class LogWriter:
                 self.wakeup = simpy.Event(env)
                 yield self.wakeup
                 continue
+            self.started = env.now
             upto = self.generated
             nbytes = upto - self.submitted
             self.submitted = upto
@@ -101,6 +105,8 @@ class LogWriter:
             yield self.dispatcher.run(self.instructions_per_write, self.sys_share)
             yield self.device.submit("write", nbytes, sequential=True)
             self.written = upto
+            self.busy += env.now - max(self.started, self.since)
+            self.started = None
             self.writes += 1
             self.bytes += nbytes
             syncs = self.syncs
@@ -111,6 +117,13 @@ class LogWriter:
             for ev in waiters:
                 ev.succeed()
 
+    def utilisation(self) -> float:
+        """The share of the time since reset_stats LGWR was writing: one process, so near 1 it bounds commits."""
+        now = self.env.now
+        busy = self.busy + (now - max(self.started, self.since) if self.started is not None else 0.0)
+        return busy / (now - self.since) if now > self.since else 0.0
+
     def reset_stats(self) -> None:
         self.writes = self.commits = 0
         self.bytes = 0.0
+        self.busy, self.since = 0.0, self.env.now
