@@ -95,7 +95,7 @@ def _not_steady(law: dict, throughput: float) -> str:
             "steady ones")
 
 
-def _busiest(r: Result, shown: int = 5) -> str:
+def busiest(r: Result, shown: int = 5) -> str:
     """The shared resources by utilisation, busiest first: the one nearest 100% bounds the throughput, and more
     load only queues there (operational analysis's bottleneck). The CPU is its strands; on a CMT chip its
     pipelines too (elsewhere the per-core figure is the share of cycles issuing, no capacity). LGWR is one process:
@@ -176,9 +176,9 @@ def summary(r: Result) -> str:
                      f"(min {min(cu):.0f}%, max {max(cu):.0f}%);  mpstat: strands busy mean "
                      f"{sum(su) / len(su):.0f}% (min {min(su):.0f}%, max {max(su):.0f}%)"
                      + (f", icsw {x['involuntary_switches_per_s']:,.0f}/s" if "involuntary_switches_per_s" in x else ""))
-    busiest = _busiest(r)
-    if busiest:
-        lines.append(busiest)
+    ranked = busiest(r)
+    if ranked:
+        lines.append(ranked)
     lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.2f} s wall, "
                  f"{r.events:,} events")
     return "\n".join(lines)
