@@ -265,6 +265,9 @@ class Capacity:
         if shown:
             text += f" ({self.metric_label} {shown})" if _kind(self.metric) == "time" else f" ({shown} {self.metric_label})"
         text += f", within {within}."
+        ranked = self.results[self.best.value].busiest()[:3] if self.best.value in self.results else []
+        if ranked:   # what it would take to carry more
+            text += f" Busiest there: {', '.join(f'{k} {v:.0f}%' for k, v in ranked)}."
         # the limits met do not say the load is worth it: past a peak (paging, contention) more users carry less
         # work, which a planner must see beside the answer (not for a batch job's elapsed, lower is better)
         x = figure_value(self.best.row, self.metric)

@@ -96,26 +96,8 @@ def _not_steady(law: dict, throughput: float) -> str:
 
 
 def busiest(r: Result, shown: int = 5) -> str:
-    """The shared resources by utilisation, busiest first: the one nearest 100% bounds the throughput, and more
-    load only queues there (operational analysis's bottleneck). The CPU is its strands; on a CMT chip its
-    pipelines too (elsewhere the per-core figure is the share of cycles issuing, no capacity). LGWR is one process:
-    near 100% it bounds the commits, though group commit puts more of them in each write first."""
-    x, busy = r.extra, []
-    if r.strand_utilisation:
-        busy.append(("strands (mpstat)", sum(r.strand_utilisation) / len(r.strand_utilisation)))
-    if r.core_utilisation and _strands_per_core(r) >= 4:
-        busy.append(("pipelines (corestat)", sum(r.core_utilisation) / len(r.core_utilisation)))
-    if "memory_bandwidth_util_pct" in x:
-        busy.append(("memory bandwidth", x["memory_bandwidth_util_pct"]))
-    if "lgwr_busy_pct" in x:
-        busy.append(("LGWR", x["lgwr_busy_pct"]))
-    tp = x.get("tp_monitor")
-    if tp and tp["sessions"]:
-        busy.append(("TP monitor sessions", 100.0 * tp["sessions_busy"] / tp["sessions"]))
-    for n, d in r.devices.items():
-        busy += [(f"{n} %b", d["util_pct"]), (f"{n} controller", d.get("controller_util_pct", 0.0))]
-    busy = sorted(((k, v) for k, v in busy if v >= 0.5), key=lambda kv: -kv[1])[:shown]
-    return _line("busiest", [(k, f"{v:.0f}%") for k, v in busy]) if busy else ""
+    """'busiest: LGWR 100%   strands (mpstat) 82% ...': Result.busiest(), the first `shown`."""
+    return _line("busiest", [(k, f"{v:.0f}%") for k, v in r.busiest()[:shown]])
 
 
 def summary(r: Result) -> str:

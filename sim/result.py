@@ -53,6 +53,28 @@ class Result:
         or less thinking would not mend (fewer users or more memory would)."""
         return self.tpm == 0 and (self.extra.get("memory") or {}).get("working_set_paged_out_pct", 0.0) > 0.0
 
+    def busiest(self) -> list[tuple[str, float]]:
+        """The shared resources by utilisation (%), busiest first: the one nearest 100% bounds the throughput and
+        more load only queues there (operational analysis's bottleneck). The CPU is its strands, and on a CMT chip
+        (4 or more strands a core) its pipelines too: elsewhere the per-core figure is the share of cycles that
+        issue, no capacity. LGWR is one process: near 100% it bounds the commits, once group commit (more commits
+        in each write) no longer keeps up. Those under 0.5% are left out."""
+        x, busy = self.extra, []
+        if self.strand_utilisation:
+            busy.append(("strands (mpstat)", sum(self.strand_utilisation) / len(self.strand_utilisation)))
+        if self.core_utilisation and len(self.strand_utilisation) >= 4 * len(self.core_utilisation):
+            busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))
+        if "memory_bandwidth_util_pct" in x:
+            busy.append(("memory bandwidth", x["memory_bandwidth_util_pct"]))
+        if "lgwr_busy_pct" in x:
+            busy.append(("LGWR", x["lgwr_busy_pct"]))
+        tp = x.get("tp_monitor")
+        if tp and tp["sessions"]:
+            busy.append(("TP monitor sessions", 100.0 * tp["sessions_busy"] / tp["sessions"]))
+        for n, d in self.devices.items():
+            busy += [(f"{n} %b", d["util_pct"]), (f"{n} controller", d.get("controller_util_pct", 0.0))]
+        return sorted(((k, v) for k, v in busy if v >= 0.5), key=lambda kv: -kv[1])
+
     def metric(self, name: str) -> Any:
         """A named figure: a field, 'cpu' as [idle, usr, sys], or a key of `extra`."""
         if name == "cpu":

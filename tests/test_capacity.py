@@ -529,3 +529,22 @@ def test_a_run_that_completed_nothing_meets_no_limit(monkeypatch):
     assert (cap.value, cap.past.value) == (8, 9)
     assert cap.past.broke == ["no transaction completed in the measured 60 s (paging-bound: 16.5% of every working "
                               "set on swap)"]
+
+
+def test_the_answer_names_the_busiest_resources_of_its_run(monkeypatch):
+    """What would have to grow to carry more: the three busiest shared resources of the run at the answer (the
+    LGWR, devices and strands that bound it), not of any other run."""
+    import sim.run
+    from sim.result import Result
+
+    def fake_run(sc, progress=None):   # LGWR 10% a user, the array's drives 6%, strands 5%
+        u = sc.params.users
+        return Result("x", "t5220", "tpcc", {}, tpm=1000.0 * u, cpu_idle=100.0 - 5.0 * u,
+                      strand_utilisation=[5.0 * u] * 8, core_utilisation=[4.0 * u] * 8,   # (1 strand a core)
+                      extra={"lgwr_busy_pct": min(100.0, 10.0 * u)},
+                      devices={"array": {"util_pct": 6.0 * u, "controller_util_pct": 0.2 * u}})
+
+    monkeypatch.setattr(sim.run, "run", fake_run)
+    cap = cp.capacity({}, ["extra.lgwr_busy_pct <= 75%"], start=1, stop=64, precision=0.0, overrides=QUICK)
+    assert cap.value == 7
+    assert "Busiest there: LGWR 70%, array %b 42%, strands (mpstat) 35%." in cap.answer(), cap.answer()

@@ -455,3 +455,21 @@ def test_working_sets_on_swap_that_no_process_paged_in_are_said_to_cost_nothing(
     r.extra["paging"] = {"page_ins_per_s": 1.0, "swap_in_kb_per_s": 4.0, "swap_out_kb_per_s": 4.0,
                          "swap_reads_per_s": 1.0}
     assert "yet no process" not in report.full(r) and "page-ins/s 1 " in report.full(r)
+
+
+def test_busiest_ranks_the_shared_resources_and_counts_pipelines_only_on_cmt_chips():
+    """Strands, CMT pipelines (4+ strands a core: corestat; elsewhere the per-core figure is cycles issuing, no
+    capacity), memory bandwidth, LGWR, TP monitor sessions and each device's %b and controller, busiest first,
+    under 0.5% left out."""
+    def result(strands_per_core):
+        return Result("x", "p", "tpcc", {}, strand_utilisation=[80.0] * 8,
+                      core_utilisation=[90.0] * (8 // strands_per_core),
+                      extra={"memory_bandwidth_util_pct": 30.0, "lgwr_busy_pct": 99.0,
+                             "tp_monitor": {"sessions": 64, "sessions_busy": 16.0}},
+                      devices={"array": {"util_pct": 12.0, "controller_util_pct": 95.0},
+                               "redo": {"util_pct": 0.2, "controller_util_pct": 0.0}})
+    assert result(4).busiest() == [("LGWR", 99.0), ("array controller", 95.0), ("pipelines (corestat)", 90.0),
+                                   ("strands (mpstat)", 80.0), ("memory bandwidth", 30.0),
+                                   ("TP monitor sessions", 25.0), ("array %b", 12.0)]
+    assert "pipelines (corestat)" not in dict(result(1).busiest())
+    assert report.busiest(result(4), shown=2) == "busiest: LGWR 99%   array controller 95%"
