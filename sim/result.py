@@ -11,6 +11,9 @@ from typing import Any
 from sim.config import dotted, suggest
 
 
+SERIAL_SKEW = 20.0   # points by which mpstat's busiest strand must exceed the mean to be named: a serial process
+
+
 @dataclass
 class Result:
     label: str
@@ -57,11 +60,15 @@ class Result:
         """The shared resources by utilisation (%), busiest first: the one nearest 100% bounds the throughput and
         more load only queues there (operational analysis's bottleneck). The CPU is its strands, and on a CMT chip
         (4 or more strands a core) its pipelines too: elsewhere the per-core figure is the share of cycles that
-        issue, no capacity. LGWR is one process: near 100% it bounds the commits, once group commit (more commits
-        in each write) no longer keeps up. Those under 0.5% are left out."""
+        issue, no capacity. A strand far busier than the rest is a serial process (an RMAN channel compressing its
+        file) that more strands do not speed up. LGWR is one process: near 100% it bounds the commits, once group
+        commit (more commits in each write) no longer keeps up. Those under 0.5% are left out."""
         x, busy = self.extra, []
         if self.strand_utilisation:
-            busy.append(("strands (mpstat)", sum(self.strand_utilisation) / len(self.strand_utilisation)))
+            mean, top = sum(self.strand_utilisation) / len(self.strand_utilisation), max(self.strand_utilisation)
+            busy.append(("strands (mpstat)", mean))
+            if top > mean + SERIAL_SKEW:   # one process at full speed where the rest idle: it can go no faster
+                busy.append(("one strand", top))
         if self.core_utilisation and len(self.strand_utilisation) >= 4 * len(self.core_utilisation):
             busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))
         if "memory_bandwidth_util_pct" in x:
