@@ -36,15 +36,11 @@ def _ms(x: float | None) -> str:
     return "" if x is None else f"{1000 * x:.2f}"
 
 
-def _strands_per_core(r: Result) -> int:
-    return len(r.strand_utilisation) // len(r.core_utilisation) if r.core_utilisation else 1
-
-
 def _pipeline_tool(r: Result) -> str:
     # corestat reads the pipeline counters of CMT chips (UltraSPARC T1/T2: 4 and 8 strands a core); elsewhere
     # (one strand a core, or a Xeon's two hyper-threads under Linux) it does not exist, and the same figure is
     # the share of cycles that issue (cpustat's, perf's counters).
-    return "corestat" if _strands_per_core(r) >= 4 else "cycles issuing, cpustat-like"
+    return "corestat" if r.cmt else "cycles issuing, cpustat-like"
 
 
 def _changed_settings(r: Result) -> list[tuple[str, str]]:

@@ -51,6 +51,11 @@ class Result:
         return (self.cpu_idle, self.cpu_usr, self.cpu_sys)
 
     @property
+    def cmt(self) -> bool:
+        """A chip multithreading CPU (UltraSPARC T1/T2: 4 and 8 strands a core), whose pipelines corestat reads."""
+        return bool(self.core_utilisation) and len(self.strand_utilisation) >= 4 * len(self.core_utilisation)
+
+    @property
     def paging_bound(self) -> bool:
         """No transaction completed while part of every working set was on swap: thrashing, which a longer run
         or less thinking would not mend (fewer users or more memory would)."""
@@ -69,7 +74,7 @@ class Result:
             busy.append(("strands (mpstat)", mean))
             if top > mean + SERIAL_SKEW:   # one process at full speed where the rest idle: it can go no faster
                 busy.append(("one strand", top))
-        if self.core_utilisation and len(self.strand_utilisation) >= 4 * len(self.core_utilisation):
+        if self.cmt:
             busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))
         if "memory_bandwidth_util_pct" in x:
             busy.append(("memory bandwidth", x["memory_bandwidth_util_pct"]))
