@@ -197,10 +197,12 @@ def full(r: Result) -> str:
         parts.append("Top 5 timed events (AWR-like; % of DB CPU + wait time, as AWR's % Total Call Time)\n"
                      + table(["event", "waits", "time (s)", "avg wait (ms)", "% call time"], rows))
     if r.devices:
-        rows = [[n, f"{d['iops']:,.0f}", f"{d['mb_per_s']:.1f}", f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}",
-                 f"{d['avg_response_ms']:.2f}"] for n, d in r.devices.items() if d["iops"] > 0]
+        rows = [[n, f"{d['iops']:,.0f}", f"{d['reads_per_s']:,.0f}", f"{d['writes_per_s']:,.0f}", f"{d['mb_per_s']:.1f}",
+                 f"{d['util_pct']:.0f}", f"{d['avg_service_ms']:.2f}", f"{d['avg_response_ms']:.2f}"]
+                for n, d in r.devices.items() if d["iops"] > 0]
         if rows:
-            text = "Devices (iostat-like)\n" + table(["device", "IOPS", "MB/s", "%b", "svc_t (ms)", "wait+svc (ms)"], rows)
+            text = "Devices (iostat-like)\n" + table(["device", "IOPS", "r/s", "w/s", "MB/s", "%b", "svc_t (ms)",
+                                                       "wait+svc (ms)"], rows)
             # a mirrored or RAID5 write, or a striped I/O split over drives, is several drive operations
             notes = [f"  {n}: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s; "
                      f"svc_t and %b are the drives', wait+svc the device's I/Os'" for n, d in r.devices.items()

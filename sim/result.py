@@ -146,7 +146,7 @@ FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
 # flat(), the response times of workloads/tpcc.py, the devices of sim/run.py (a test holds them to a run's)
 STATS = {"wait": ("waits", "time_s", "avg_ms", "pct_call_time"),
          "rt": ("count", "mean", "mean_ci95", "p50", "p90", "p99"),
-         "device": ("iops", "mb_per_s", "util_pct", "avg_service_ms", "avg_response_ms", "drive_ops_per_s",
+         "device": ("iops", "reads_per_s", "writes_per_s", "mb_per_s", "util_pct", "avg_service_ms", "avg_response_ms", "drive_ops_per_s",
                       "controller_util_pct")}
 
 

@@ -361,7 +361,8 @@ def _collect(system: System, result: Result, span: float) -> None:
         disks = getattr(dev, "disks", [dev])
         n = sum(d.service.n for d in disks)
         result.devices[name] = {
-            "iops": dev.ios / span, "mb_per_s": dev.bytes / span / 2**20,
+            "iops": dev.ios / span, "reads_per_s": (dev.ios - dev.writes) / span, "writes_per_s": dev.writes / span,
+            "mb_per_s": dev.bytes / span / 2**20,
             "util_pct": 100.0 * sum(d.util.mean() for d in disks) / len(disks),
             "avg_service_ms": 1000.0 * sum(d.service.total for d in disks) / n if n else 0.0,
             # wait+svc as the host sees its I/Os (iops x it = I/Os in flight): the queues at the drives and at the

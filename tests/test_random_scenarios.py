@@ -85,6 +85,8 @@ def _sane(res) -> None:
     for name, dev in res.devices.items():
         assert -1e-9 <= dev["util_pct"] <= 100.0 + 1e-6, (name, dev)
         assert -1e-9 <= dev["controller_util_pct"] <= 100.0 + 1e-6, (name, dev)
+        assert dev["reads_per_s"] >= 0 <= dev["writes_per_s"]
+        assert dev["reads_per_s"] + dev["writes_per_s"] == pytest.approx(dev["iops"]), (name, dev)
     assert -1e-9 <= res.extra.get("lgwr_busy_pct", 0.0) <= 100.0 + 1e-6
     if res.tpm is not None:
         assert res.tpm >= 0 and math.isfinite(res.tpm)

@@ -34,12 +34,17 @@ def create_index():
 def test_every_device_line_of_the_text_is_a_column_of_the_frame(ue10000):
     r, text, row = ue10000
     for name in ("data", "redo"):
-        line = re.search(rf"^{name}\s+([\d,]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$", text, re.M)
+        line = re.search(rf"^{name}\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$",
+                         text, re.M)
         assert line, text
-        iops, mb, util, svc, resp = line.groups()
+        iops, reads, writes, mb, util, svc, resp = line.groups()
         assert iops == f"{row[f'device.{name}.iops']:,.0f}" and mb == f"{row[f'device.{name}.mb_per_s']:.1f}"
+        assert reads == f"{row[f'device.{name}.reads_per_s']:,.0f}" and writes == f"{row[f'device.{name}.writes_per_s']:,.0f}"
+        # iostat's r/s and w/s add up to the I/Os; the redo drive only takes LGWR's writes
+        assert row[f"device.{name}.reads_per_s"] + row[f"device.{name}.writes_per_s"] == pytest.approx(row[f"device.{name}.iops"])
         assert util == f"{row[f'device.{name}.util_pct']:.0f}"
         assert svc == f"{row[f'device.{name}.avg_service_ms']:.2f}" and resp == f"{row[f'device.{name}.avg_response_ms']:.2f}"
+    assert row["device.redo.reads_per_s"] == 0.0 < row["device.redo.writes_per_s"]
 
 
 def test_top_events_and_response_percentiles_are_columns(ue10000):
@@ -252,9 +257,10 @@ def _steady_result() -> Result:
         + [{"event": f"minor {i}", "waits": 1, "time_s": 0.0, "avg_ms": 0.0, "pct_call_time": 0.0} for i in range(4)],
         response={"new_order": {"count": 1000, "mean": 0.0123, "mean_ci95": 0.00042, "p50": 0.011, "p90": 0.02,
                                 "p99": 0.031}},
-        devices={"array": {"iops": 1234.4, "mb_per_s": 9.64, "util_pct": 41.6, "avg_service_ms": 0.337,
+        devices={"array": {"iops": 1234.4, "reads_per_s": 1000.0, "writes_per_s": 234.4, "mb_per_s": 9.64, "util_pct": 41.6, "avg_service_ms": 0.337,
                            "avg_response_ms": 1.254},
-                 "internal": {"iops": 0.0, "mb_per_s": 0.0, "util_pct": 0.0, "avg_service_ms": 0.0, "avg_response_ms": 0.0}},
+                 "internal": {"iops": 0.0, "reads_per_s": 0.0, "writes_per_s": 0.0, "mb_per_s": 0.0, "util_pct": 0.0,
+                              "avg_service_ms": 0.0, "avg_response_ms": 0.0}},
         extra={"new_order_tpm": 55555.4, "buffer_hit_ratio": 0.98765, "physical_reads_per_s": 1000.04, "physical_writes_per_s": 234.36,
                "commits_per_log_write": 1.5, "dbwr_backlog_skipped": 140620, "dbwr_net_fill_per_s": 12.34,
                "memory": {"ram_mb": 65536.0, "sga_buffer_cache_mb": 1024.4, "working_set_paged_out_pct": 1.25},
@@ -305,9 +311,9 @@ minor 1             1       0.0           0.00          0.0
 minor 2             1       0.0           0.00          0.0
 
 Devices (iostat-like)
-device   IOPS  MB/s  %b  svc_t (ms)  wait+svc (ms)
-------  -----  ----  --  ----------  -------------
-array   1,234   9.6  42        0.34           1.25
+device   IOPS    r/s  w/s  MB/s  %b  svc_t (ms)  wait+svc (ms)
+------  -----  -----  ---  ----  --  ----------  -------------
+array   1,234  1,000  234   9.6  42        0.34           1.25
 
 Load profile: buffer hit 98.77%   physical reads/s 1,000.0   physical writes/s 234.4
   commits per log write 1.50
@@ -373,9 +379,9 @@ def test_a_mirrored_device_reports_drive_operations_that_make_its_busy_share():
 
 def test_the_write_back_cache_note_is_for_devices_whose_writes_it_took():
     r = _steady_result()
-    r.devices = {"array": {"iops": 100.0, "mb_per_s": 1.0, "util_pct": 10.0, "avg_service_ms": 6.0,
+    r.devices = {"array": {"iops": 100.0, "reads_per_s": 80.0, "writes_per_s": 20.0, "mb_per_s": 1.0, "util_pct": 10.0, "avg_service_ms": 6.0,
                            "avg_response_ms": 3.0, "drive_ops_per_s": 100.0, "write_cache": True},
-                 "redo": {"iops": 50.0, "mb_per_s": 1.0, "util_pct": 5.0, "avg_service_ms": 1.0,
+                 "redo": {"iops": 50.0, "reads_per_s": 0.0, "writes_per_s": 50.0, "mb_per_s": 1.0, "util_pct": 5.0, "avg_service_ms": 1.0,
                           "avg_response_ms": 1.0, "drive_ops_per_s": 50.0}}
     text = report.full(r)
     assert "array: writes are acknowledged by the controller's write-back cache" in text

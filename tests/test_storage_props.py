@@ -490,6 +490,19 @@ def test_mirror_reads_from_the_idler_drive_and_writes_to_all():
     assert [d.ios for d in disks] == [3, 2] and env.now - t0 == pytest.approx(ROT)
 
 
+def test_iostat_counts_the_hosts_reads_and_writes_and_the_drives_their_own():
+    """r/s and w/s are the host's I/Os, as iostat on the volume shows them: a mirrored write is one write to the
+    host and one to each drive; a reset starts both counts afresh."""
+    env, disks, vol = _vol("mirror", 2)
+    for kind in ("read", "write", "write", "read", "read"):
+        env.run(vol.submit(kind, 8 * KB, 0.0))
+    assert (vol.ios, vol.writes) == (5, 2)
+    assert [(d.ios, d.writes) for d in disks] == [(5, 2), (2, 2)]   # one read at a time: the first idle drive
+    vol.reset_stats()
+    env.run(vol.submit("write", 8 * KB, 0.0))
+    assert (vol.ios, vol.writes) == (1, 1) and [(d.ios, d.writes) for d in disks] == [(1, 1), (1, 1)]
+
+
 def test_raid5_small_write_is_two_reads_then_two_writes():
     """4 drives, 64 KB units, an 8 KB write in unit 4: row 1 (4 // 3), parity on drive 1,
     data on the row's second data drive (4 % 3 = 1, shifted past the parity drive): drive 2."""

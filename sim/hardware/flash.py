@@ -79,7 +79,7 @@ class FlashArray(DeviceStats):
         ev = simpy.Event(self.env)
         b, s = self._draw()
         brick = self.bricks[b]
-        item = (brick, s, nbytes, ev, self.env.now)
+        item = (brick, s, nbytes, ev, self.env.now, kind == "write")
         if brick.busy < brick.channels:
             self._start(item)
         else:
@@ -87,14 +87,14 @@ class FlashArray(DeviceStats):
         return ev
 
     def _start(self, item) -> None:
-        brick, s, nbytes, ev, arrived = item
+        brick, s, nbytes, ev, arrived, _write = item
         brick.busy += 1
         self.util.add(1.0 / (len(self.bricks) * self.channels_per_brick))
         done = self.env.timeout(s)
         done.callbacks.append(lambda _e: self._served(item))
 
     def _served(self, item) -> None:
-        brick, s, nbytes, ev, arrived = item
+        brick, s, nbytes, ev, arrived, write = item
         self.service.add(s)
         brick.busy -= 1
         self.util.add(-1.0 / (len(self.bricks) * self.channels_per_brick))
@@ -104,15 +104,16 @@ class FlashArray(DeviceStats):
         # reserved FCFS from now, and the bytes are across when both have carried them.
         across = max(brick.ports.reserve(nbytes), self.fabric.reserve(nbytes))
         done = self.env.timeout(across - self.env.now + self.spec.fabric_latency)
-        done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes))
+        done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, write))
 
     def reset_stats(self) -> None:
         super().reset_stats()
         for c in self.controllers:
             c.reset_stats()
 
-    def _finish(self, ev: simpy.Event, arrived: float, nbytes: float) -> None:
+    def _finish(self, ev: simpy.Event, arrived: float, nbytes: float, write: bool) -> None:
         self.ios += 1
+        self.writes += write
         self.bytes += nbytes
         self.response.add(self.env.now - arrived)
         ev.succeed()

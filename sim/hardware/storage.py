@@ -28,13 +28,14 @@ class DeviceStats:
 
     def _init_stats(self, env: simpy.Environment) -> None:
         self.ios = 0
+        self.writes = 0             # of the ios (iostat's w/s; r/s the rest)
         self.bytes = 0.0
         self.util = Level(env)
         self.response = Mean()      # submit to completion, as the host sees it
         self.service = Mean()       # service alone
 
     def reset_stats(self) -> None:
-        self.ios = 0
+        self.ios = self.writes = 0
         self.bytes = 0.0
         self.util.reset()
         self.response.reset()
@@ -199,10 +200,11 @@ class Disk(DeviceStats):
         kind, nbytes, sequential, ev, arrived, position, offset = self._pick()
         s = self.service_time(kind, nbytes, sequential, position, offset, queued=arrived < self.env.now)
         done = self.env.timeout(s)
-        done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, s))
+        done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, s, kind == "write"))
 
-    def _finish(self, ev, arrived: float, nbytes: float, service: float) -> None:
+    def _finish(self, ev, arrived: float, nbytes: float, service: float, write: bool) -> None:
         self.ios += 1
+        self.writes += write
         self.bytes += nbytes
         self.service.add(service)
         self.response.add(self.env.now - arrived)
@@ -289,7 +291,7 @@ class Volume:
             d.band = band
         self.cache = None   # a controller's write-back cache, if attach_cache() gave one
         self.append_at = 0.0   # where the next sequential I/O without an offset goes
-        self.ios = 0
+        self.ios = self.writes = 0
         self.bytes = 0.0
         self.response = Mean()   # submit to completion of the host's I/Os: drives, controllers and the cache
 
@@ -335,13 +337,14 @@ class Volume:
         ev = self._submit(kind, nbytes, offset, sequential, through)
         if not (through and kind == "write" and self.cache is not None):
             if ev.callbacks is None:   # (done already)
-                self._completed(nbytes, arrived)
+                self._completed(kind, nbytes, arrived)
             else:
-                ev.callbacks.append(lambda _e: self._completed(nbytes, arrived))
+                ev.callbacks.append(lambda _e: self._completed(kind, nbytes, arrived))
         return ev
 
-    def _completed(self, nbytes: float, arrived: float) -> None:
+    def _completed(self, kind: str, nbytes: float, arrived: float) -> None:
         self.ios += 1
+        self.writes += kind == "write"
         self.bytes += nbytes
         self.response.add(self.env.now - arrived)
 
@@ -427,7 +430,7 @@ class Volume:
         return done
 
     def reset_stats(self) -> None:
-        self.ios = 0
+        self.ios = self.writes = 0
         self.bytes = 0.0
         self.response.reset()
         for d in self.disks:
