@@ -380,11 +380,12 @@ def _one_strand():
 
 
 def _arrivals(env, disp, plan, done):
-    """plan: (arrival time in ms, burst in ms); done gets (name, finish time in ms)."""
+    """plan: (arrival time in ms, burst in ms); done gets (name, finish time in ms). Each run's event is worth
+    the burst's time on the strand, without its wait in the run queue (a strand alone: exactly the burst)."""
     def proc(name, at, ms):
         yield env.timeout(at / 1e3)
-        value = yield disp.run(ms * 1e6)
-        assert value is None
+        on_cpu = yield disp.run(ms * 1e6)
+        assert on_cpu == pytest.approx(ms / 1e3, rel=1e-9)
         done.append((name, round(env.now * 1e3, 9)))
 
     for name, (at, ms) in plan.items():
@@ -451,7 +452,7 @@ def test_no_instructions_no_wait_even_on_a_saturated_cpu():
         ev = disp.run(0.0)
         yield ev
         times.append(env.now)
-        assert ev.triggered and ev.ok and ev.value is None
+        assert ev.triggered and ev.ok and ev.value == 0.0   # no time on a strand
 
     env.process(proc())
     env.run(until=0.002)
@@ -464,8 +465,8 @@ def test_a_finished_burst_is_an_ordinary_processed_event():
     either = simpy.AnyOf(env, [ev, env.timeout(1.0)])
     env.run(until=either)
     assert env.now == pytest.approx(0.001, rel=1e-9)
-    assert ev.triggered and ev.processed and ev.ok and ev.value is None
-    assert either.value == {ev: None}
+    assert ev.triggered and ev.processed and ev.ok and ev.value == pytest.approx(0.001, rel=1e-9)
+    assert either.value == {ev: ev.value}
 
 
 def test_a_time_slice_stays_a_quantum_long_when_the_strands_slow_down():

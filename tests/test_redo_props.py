@@ -16,12 +16,14 @@ WRITE = 4 * MS        # one log write on the stub device, whatever its size
 
 
 class _Cpu:
-    def __init__(self, env):
-        self.env, self.calls = env, []
+    """Fires after the run queue's wait (queued) and the instructions' time, worth the time on the strand,
+    as the dispatcher's run does."""
+    def __init__(self, env, queued=0.0):
+        self.env, self.calls, self.queued = env, [], queued
 
     def run(self, instructions, sys_share=0.0):
         self.calls.append((instructions, sys_share))
-        return self.env.timeout(instructions * 1e-9)
+        return self.env.timeout(self.queued + instructions * 1e-9, value=instructions * 1e-9)
 
 
 class _LogDevice:
@@ -88,6 +90,17 @@ def test_lgwr_busy_share_is_its_writes_time_over_the_window():
     lgwr.reset_stats()
     env.run(until=40 * MS)
     assert lgwr.utilisation() == pytest.approx((3.0 + 5.0) / 18)
+
+
+def test_lgwr_busy_leaves_out_its_wait_for_a_strand():
+    """A saturated CPU keeps LGWR 2 ms in the run queue before each write's 1 ms of CPU: that wait is the CPU's
+    bound, not LGWR's. One commit at 0: queued 0-2, CPU 2-3, write 3-7 ms; busy 5 of 10 ms, not 7."""
+    env = simpy.Environment()
+    lgwr = LogWriter(env, _Cpu(env, queued=2 * MS), _LogDevice(env), 1e6, 0.7)
+    done = _commits(env, lgwr, [(0.0, 100.0)])
+    env.run(until=10 * MS)
+    assert done == {0: 7.0}
+    assert lgwr.utilisation() == pytest.approx(5.0 / 10)
 
 
 def test_a_write_waits_for_its_log_switch_and_commits_meanwhile_go_in_the_next_write():

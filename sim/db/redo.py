@@ -41,9 +41,11 @@ class LogWriter:
         self.writes = 0
         self.commits = 0
         self.bytes = 0.0
-        self.busy = 0.0        # seconds writing (its CPU, the device, a checkpoint's wait) since reset_stats
+        # seconds working since reset_stats: on a strand and at the log device, not waiting for a strand
+        # (a CPU bound) or for a checkpoint (DBWR's): the time more LGWRs, or a faster log, would cut
+        self.busy = 0.0
         self.since = 0.0       # reset_stats's time
-        self.started = None    # the write in hand's start, None while LGWR waits for work
+        self.started = None    # the write at the device's start, None otherwise
         env.process(self._run())
 
     def has_room(self, redo_bytes: float) -> bool:
@@ -94,7 +96,6 @@ class LogWriter:
                 self.wakeup = simpy.Event(env)
                 yield self.wakeup
                 continue
-            self.started = env.now
             upto = self.generated
             nbytes = upto - self.submitted
             self.submitted = upto
@@ -102,7 +103,9 @@ class LogWriter:
             nbytes = min(self.largest_write, max(REDO_BLOCK, -(-nbytes // REDO_BLOCK) * REDO_BLOCK))
             if self.checkpoints is not None:
                 yield from self.checkpoints.before_write(nbytes)
-            yield self.dispatcher.run(self.instructions_per_write, self.sys_share)
+            on_cpu = yield self.dispatcher.run(self.instructions_per_write, self.sys_share)
+            self.busy += max(0.0, min(on_cpu, env.now - self.since))   # (its CPU ends now)
+            self.started = env.now
             yield self.device.submit("write", nbytes, sequential=True)
             self.written = upto
             self.busy += env.now - max(self.started, self.since)
@@ -118,7 +121,8 @@ class LogWriter:
                 ev.succeed()
 
     def utilisation(self) -> float:
-        """The share of the time since reset_stats LGWR was writing: one process, so near 1 it bounds commits."""
+        """The share of the time since reset_stats LGWR was working (on a strand or at the log device): one
+        process, so near 1 it bounds the commits its writes can carry."""
         now = self.env.now
         busy = self.busy + (now - max(self.started, self.since) if self.started is not None else 0.0)
         return busy / (now - self.since) if now > self.since else 0.0

@@ -22,9 +22,9 @@ from sim.hardware.cpu import Cpu
 
 class _Burst:
     """A CPU burst in progress; run() fills it in (no __init__: one Python call less per burst)
-    and _start() sets its strand and start time."""
+    and _start() sets its strand and start time. on_cpu counts its time on strands, not in the run queue."""
 
-    __slots__ = ("remaining", "sys_share", "event", "strand", "started")
+    __slots__ = ("remaining", "sys_share", "event", "strand", "started", "on_cpu")
 
 
 class Dispatcher:
@@ -64,13 +64,15 @@ class Dispatcher:
     # ------------------------------------------------------------ public API
 
     def run(self, instructions: float, sys_share: float = 0.0) -> simpy.Event:
-        """An event that fires when `instructions` have executed on some strand."""
+        """An event that fires when `instructions` have executed on some strand; its value is the seconds
+        they spent on strands (without the run queue's wait)."""
         ev = Event(self.env)
         if instructions <= 0.0:
-            ev.succeed()
+            ev.succeed(0.0)
             return ev
         burst = _Burst()
         burst.remaining, burst.sys_share, burst.event = float(instructions), sys_share, ev
+        burst.on_cpu = 0.0
         if self.busy_strands < self._cpu_count:
             self._start(burst)
         else:
@@ -136,7 +138,9 @@ class Dispatcher:
     def _slice_done(self, burst: _Burst) -> None:
         strand = burst.strand
         now = self.env._now
-        self.strand_busy_time[strand] += now - burst.started
+        ran = now - burst.started
+        self.strand_busy_time[strand] += ran
+        burst.on_cpu += ran
         runq = self.runq
         group = self._group_of_strand[strand]
         if burst.remaining > 0.0 and not runq:
@@ -175,7 +179,7 @@ class Dispatcher:
         # someone else's if a burst was waiting for one).
         ev = burst.event
         ev._ok = True
-        ev._value = None
+        ev._value = burst.on_cpu
         callbacks, ev.callbacks = ev.callbacks, None
         for callback in callbacks:
             callback(ev)
