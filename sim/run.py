@@ -383,4 +383,5 @@ def _collect(system: System, result: Result, span: float) -> None:
     lg = inst.lgwr
     if lg.writes:
         result.extra["commits_per_log_write"] = lg.commits / lg.writes
+    if lg.utilisation() > 0.0:   # (a write in hand counts, though none completed)
         result.extra["lgwr_busy_pct"] = 100.0 * lg.utilisation()   # (one process: near 100 it bounds the commits)
