@@ -11,7 +11,10 @@ from typing import Any
 from sim.config import dotted, suggest
 
 
-SERIAL_SKEW = 20.0   # points by which mpstat's busiest strand must exceed the mean to be named: a serial process
+# mpstat's busiest strand is named as a serial process (one strand that more strands do not speed up) when it is
+# nearly saturated and well above the mean: a strand the dispatcher fills first is busier than the rest, not full
+SERIAL_SKEW = 20.0   # points above the mean
+SERIAL_BUSY = 90.0   # % busy at least
 
 
 @dataclass
@@ -62,17 +65,19 @@ class Result:
         return self.tpm == 0 and (self.extra.get("memory") or {}).get("working_set_paged_out_pct", 0.0) > 0.0
 
     def busiest(self) -> list[tuple[str, float]]:
-        """The shared resources by utilisation (%), busiest first: the one nearest 100% bounds the throughput and
-        more load only queues there (operational analysis's bottleneck). The CPU is its strands, and on a CMT chip
+        """The shared resources by utilisation (%), busiest first: if each one's work per transaction stays fixed,
+        the one nearest 100% bounds the throughput and more load only queues there (operational analysis's
+        bottleneck; a mechanism that changes the work, as group commit does LGWR's, can move the bound). The CPU is its strands, and on a CMT chip
         (4 or more strands a core) its pipelines too: elsewhere the per-core figure is the share of cycles that
         issue, no capacity. A strand far busier than the rest is a serial process (an RMAN channel compressing its
-        file) that more strands do not speed up. LGWR is one process: near 100% it bounds the commits, once group
-        commit (more commits in each write) no longer keeps up. Those under 0.5% are left out."""
+        file) that more strands do not speed up. LGWR is one process, busy on a strand or at the log (not waiting for
+        either): near 100% it bounds the commits once group commit (more commits in each write) no longer keeps up.
+        Those under 0.5% are left out."""
         x, busy = self.extra, []
         if self.strand_utilisation:
             mean, top = sum(self.strand_utilisation) / len(self.strand_utilisation), max(self.strand_utilisation)
             busy.append(("strands (mpstat)", mean))
-            if top > mean + SERIAL_SKEW:   # one process at full speed where the rest idle: it can go no faster
+            if top >= SERIAL_BUSY and top > mean + SERIAL_SKEW:   # one process at full speed: it can go no faster
                 busy.append(("one strand", top))
         if self.cmt:
             busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))

@@ -483,4 +483,7 @@ def test_busiest_ranks_the_shared_resources_and_counts_pipelines_only_on_cmt_chi
     assert serial.busiest() == [("one strand", 100.0), ("strands (mpstat)", 28.0)]
     even = Result("x", "p", "rman", {}, strand_utilisation=[45.0, 25.0, 25.0, 25.0])    # 45 is within 20 of 30
     assert even.busiest() == [("strands (mpstat)", 30.0)]
+    # the strand the dispatcher fills first is far above a light load's mean, but not full: no serial process
+    first = Result("x", "p", "ctas", {}, strand_utilisation=[64.0] + [0.0] * 127)
+    assert [k for k, _ in first.busiest()] == ["strands (mpstat)"]
     assert report.busiest(result(4), shown=2) == "busiest: LGWR 99%   array controller 95%"
