@@ -433,7 +433,7 @@ def test_cached_raid5_log_destage_writes_parity_as_contiguously_as_the_data():
         return submit(kind, nbytes, sequential, position, offset, **kw)
     disks[0].submit = spy
     for i in range(12):
-        env.run(vol.submit("write", 16 * KB, i * 16 * KB, sequential=True, through=True))
+        env.run(vol.submit("write", 16 * KB, i * 16 * KB, sequential=True, destage=True))
     assert [o for o, _n in places] == pytest.approx([i * 16 * KB / 3 for i in range(12)])
     assert all(o + n == pytest.approx(o2) for (o, n), (o2, _n) in zip(places, places[1:]))
 
@@ -574,19 +574,19 @@ def test_a_stripe_tells_its_drives_where_the_piece_lies_so_read_ahead_works():
     assert sum(d.prefetch_hits for d in disks) == 0
 
 
-def test_raid5_through_sequential_destage_writes_data_plus_its_parity_share():
+def test_raid5_sequential_destage_writes_data_plus_its_parity_share():
     env, disks, vol = _vol("raid5", 4)
-    env.run(vol.submit("write", 3 * 64 * KB, 0.0, sequential=True, through=True))
+    env.run(vol.submit("write", 3 * 64 * KB, 0.0, sequential=True, destage=True))
     # row 0: parity on drive 0, data on 1, 2, 3, and one parity unit: nbytes / 3 data drives
     assert [d.bytes for d in disks] == [64 * KB] * 4
     assert all(d.ios == 1 for d in disks)
     # the next row (units 3-5): parity on drive 1 (row 1 % 4), data on drives 0, 2, 3
-    env.run(vol.submit("write", 3 * 64 * KB, 3 * 64 * KB, sequential=True, through=True))
+    env.run(vol.submit("write", 3 * 64 * KB, 3 * 64 * KB, sequential=True, destage=True))
     assert [d.bytes for d in disks] == [2 * 64 * KB] * 4
     assert disks[1].ios == 2
     # a piece of a row the cache gathers: its share of the row's parity, a third, no reads
     env, disks, vol = _vol("raid5", 4)
-    env.run(vol.submit("write", 12 * KB, 0.0, sequential=True, through=True))
+    env.run(vol.submit("write", 12 * KB, 0.0, sequential=True, destage=True))
     assert [d.bytes for d in disks] == [4 * KB, 12 * KB, 0.0, 0.0] and [d.ios for d in disks] == [1, 1, 0, 0]
 
 

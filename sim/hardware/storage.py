@@ -272,6 +272,10 @@ class Volume:
     random OLTP I/O does (a block never straddles a stripe unit that is a multiple of it); one
     with an offset tells each drive where its piece lies (drive read-ahead needs it). A volume
     of `size` smaller than its disks occupies the start of each: its heads stay within that band.
+    Each drive piece crosses the controller (the host's bus or link), as with a volume manager's
+    striping, mirroring or parity; with a write-back cache (attach_cache) the volume is a RAID box
+    behind the controller, which carries a write's bytes once, into the box: its parity, its
+    read-modify-write and its destage stay inside.
     """
 
     def __init__(self, env: simpy.Environment, name: str, disks: list[Disk], rng: np.random.Generator,
@@ -296,10 +300,11 @@ class Volume:
         self.response = Mean()   # submit to completion of the host's I/Os: drives, controllers and the cache
 
     def _disk_io(self, index: int, kind: str, nbytes: float, sequential: bool, local: float | None = None,
-                 located: bool = False):
+                 located: bool = False, host: bool = True):
+        """One piece on one drive; `host`: its bytes cross the host's controller (a destage's stay in the box)."""
         disk = self.disks[index]
         position = None if local is None else min(1.0, local / disk.spec.capacity)
-        if not self.controllers:
+        if not self.controllers or not host:
             return disk.submit(kind, nbytes, sequential, position, local if located else None)
         ctrl = self.controllers[index % len(self.controllers)]
         done = simpy.Event(self.env)
@@ -328,14 +333,16 @@ class Volume:
         return min(int(self.rng.uniform(0.0, slots)), slots - 1) * nbytes
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
-               through: bool = False) -> simpy.Event:
+               through: bool = False, destage: bool = False) -> simpy.Event:
         """An I/O at an offset into the volume (None: a random one). With a write-back cache a
-        write lands in the cache; `through` is the cache's destage. Counted as iostat counts, when it
-        completes (the host's I/O: a destage is the drives'), with its response as the host sees it: from
-        submit until its last piece is across the controller."""
+        write lands in the cache; `through` goes past it to the drives (a write larger than the cache), and
+        a `destage` is the cache's own write to the drives: inside the RAID box, so its bytes (and its
+        read-modify-write's) do not cross the host's controller, which carried them once into the cache.
+        Counted as iostat counts, when it completes (the host's I/O: a destage is the drives'), with its
+        response as the host sees it: from submit until its last piece is across the controller."""
         arrived = self.env.now
-        ev = self._submit(kind, nbytes, offset, sequential, through)
-        if not (through and kind == "write" and self.cache is not None):
+        ev = self._submit(kind, nbytes, offset, sequential, through or destage, host=not destage)
+        if not destage:
             if ev.callbacks is None:   # (done already)
                 self._completed(kind, nbytes, arrived)
             else:
@@ -348,18 +355,26 @@ class Volume:
         self.bytes += nbytes
         self.response.add(self.env.now - arrived)
 
-    def _submit(self, kind: str, nbytes: float, offset: float | None, sequential: bool, through: bool) -> simpy.Event:
+    def _submit(self, kind: str, nbytes: float, offset: float | None, sequential: bool, through: bool,
+                host: bool = True) -> simpy.Event:
         caching = kind == "write" and self.cache is not None
         located = offset is not None or sequential
         if offset is None:
             offset = self._append(nbytes) if sequential else self.random_offset(nbytes)
         if caching and not through:
-            return self.cache.write(nbytes, offset, sequential)
+            if nbytes <= self.cache.size:
+                return self.cache.write(nbytes, offset, sequential)
+            # larger than the cache: across the host's controller into the box once, then past the cache to the drives
+            done = simpy.Event(self.env)
+            link = self.controllers[0].transfer(nbytes) if self.controllers else self.env.timeout(0.0)
+            link.callbacks.append(lambda _e: self._submit(kind, nbytes, offset, sequential, True, host=False)
+                                  .callbacks.append(lambda _e2: done.succeed()))
+            return done
         if self.layout == "mirror":
             if kind == "read":
                 i = min(range(len(self.disks)), key=lambda k: self.disks[k].queued() + self.disks[k].busy)
-                return self._disk_io(i, kind, nbytes, sequential, offset, located)
-            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential, offset, located)
+                return self._disk_io(i, kind, nbytes, sequential, offset, located, host)
+            return simpy.AllOf(self.env, [self._disk_io(i, kind, nbytes, sequential, offset, located, host)
                                           for i in range(len(self.disks))])
         width = len(self.disks) - 1 if self.layout == "raid5" and len(self.disks) > 1 else len(self.disks)
         su = self.stripe_unit
@@ -367,7 +382,7 @@ class Volume:
         if self.layout == "stripe" and offset + nbytes <= (unit + 1) * su:
             # the common case, one piece on one drive (an OLTP block): the loop below, unrolled
             stripe_row, disk = divmod(unit, width)
-            return self._disk_io(disk, kind, nbytes, sequential, stripe_row * su + (offset - unit * su), located)
+            return self._disk_io(disk, kind, nbytes, sequential, stripe_row * su + (offset - unit * su), located, host)
         parts: dict[int, list[float]] = {}   # disk -> [bytes, offset on that disk]
         rows: dict[int, list[float]] = {}    # RAID5: stripe row -> [largest piece, lowest offset in a unit, bytes,
         #                                      where in the row the I/O starts]
@@ -393,16 +408,16 @@ class Volume:
             pos += chunk
         if self.layout == "raid5" and kind == "write":
             return self._raid5_write(parts, rows, sequential, located,
-                                     full=covered >= nbytes or (sequential and through))
-        evs = [self._disk_io(d, kind, b, sequential, loc, located) for d, (b, loc) in parts.items()]
+                                     full=covered >= nbytes or (sequential and not host), host=host)
+        evs = [self._disk_io(d, kind, b, sequential, loc, located, host) for d, (b, loc) in parts.items()]
         if self.layout == "normal" and kind == "write":
             partner = len(self.disks) // 2 or 1
-            evs += [self._disk_io((d + partner) % len(self.disks), kind, b, sequential, loc, located)
+            evs += [self._disk_io((d + partner) % len(self.disks), kind, b, sequential, loc, located, host)
                     for d, (b, loc) in parts.items()]
         return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
 
     def _raid5_write(self, parts: dict[int, list[float]], rows: dict[int, list[float]], sequential: bool,
-                     located: bool, full: bool) -> simpy.Event:
+                     located: bool, full: bool, host: bool = True) -> simpy.Event:
         """Each row's parity goes to that row's parity drive. Whole rows (or a cache's sequential
         destage, which gathers them into whole rows): write data and parity at once, one parity
         byte per data byte of the row's data drives. Otherwise read-modify-write: read old data
@@ -417,12 +432,12 @@ class Volume:
             part[0] += nbytes / (n - 1) if full else largest
 
         def writes():
-            return [self._disk_io(d, "write", b, sequential, loc, located)
+            return [self._disk_io(d, "write", b, sequential, loc, located, host)
                     for pieces in (parts, parity) for d, (b, loc) in pieces.items()]
         if full:
             evs = writes()
             return evs[0] if len(evs) == 1 else simpy.AllOf(self.env, evs)
-        reads = [self._disk_io(d, "read", b, False, loc, located)
+        reads = [self._disk_io(d, "read", b, False, loc, located, host)
                  for pieces in (parts, parity) for d, (b, loc) in pieces.items()]
         done = simpy.Event(self.env)
         simpy.AllOf(self.env, reads).callbacks.append(

@@ -73,9 +73,8 @@ class WriteBackCache:
         self._sat_from: float | None = None
 
     def write(self, nbytes: float, offset: float, sequential: bool) -> simpy.Event:
-        """Accept a write at `offset` into the volume; the event fires when it is acknowledged."""
-        if nbytes > self.size:
-            return self.volume.submit("write", nbytes, offset, sequential, through=True)
+        """Accept a write at `offset` into the volume; the event fires when it is acknowledged. (The volume
+        sends a write larger than the cache past it, to the drives.)"""
         done = simpy.Event(self.env)
         self.writes += 1
         if self._w0 is None and self._watch_from is not None and self.env.now >= self._watch_from:
@@ -129,7 +128,7 @@ class WriteBackCache:
             self.in_flight += 1
             if self.in_flight == self.depth and self._w0 is not None:
                 self._sat_from = self.env.now
-            ev = self.volume.submit("write", nbytes, offset, sequential, through=True)
+            ev = self.volume.submit("write", nbytes, offset, sequential, destage=True)
             ev.callbacks.append(lambda _e, n=nbytes: self._destaged(n))
 
     def _destaged(self, nbytes: float) -> None:
