@@ -11,8 +11,11 @@ from typing import Any
 from sim.config import dotted, suggest
 
 
-# mpstat's busiest strand is named as a serial process (one strand that more strands do not speed up) when it is
-# nearly saturated and well above the mean: a strand the dispatcher fills first is busier than the rest, not full
+# In a batch job mpstat's busiest strand is named (one process always on a strand: the job's CPU work is serial,
+# and more strands do not speed it up) when it is nearly saturated and well above the mean. The dispatcher fills
+# the lowest idle strand first, so that strand is busy whenever anything runs: under a load of users (who would
+# keep it busy however many strands there were) it says nothing of serial work, and a light batch load leaves it
+# short of full.
 SERIAL_SKEW = 20.0   # points above the mean
 SERIAL_BUSY = 90.0   # % busy at least
 
@@ -69,15 +72,15 @@ class Result:
         the one nearest 100% bounds the throughput and more load only queues there (operational analysis's
         bottleneck; a mechanism that changes the work, as group commit does LGWR's, can move the bound). The CPU is its strands, and on a CMT chip
         (4 or more strands a core) its pipelines too: elsewhere the per-core figure is the share of cycles that
-        issue, no capacity. A strand far busier than the rest is a serial process (an RMAN channel compressing its
-        file) that more strands do not speed up. LGWR is one process, busy on a strand or at the log (not waiting for
+        issue, no capacity. In a batch job a strand nearly full and far busier than the rest is serial work (an RMAN
+        channel compressing its file) that more strands do not speed up. LGWR is one process, busy on a strand or at the log (not waiting for
         either): near 100% it bounds the commits once group commit (more commits in each write) no longer keeps up.
         Those under 0.5% are left out."""
         x, busy = self.extra, []
         if self.strand_utilisation:
             mean, top = sum(self.strand_utilisation) / len(self.strand_utilisation), max(self.strand_utilisation)
             busy.append(("strands (mpstat)", mean))
-            if top >= SERIAL_BUSY and top > mean + SERIAL_SKEW:   # one process at full speed: it can go no faster
+            if self.elapsed is not None and top >= SERIAL_BUSY and top > mean + SERIAL_SKEW:   # serial work
                 busy.append(("one strand", top))
         if self.cmt:
             busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))
