@@ -289,10 +289,12 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
+        top = r.get("busiest")
+        top = f"{top} {r['busiest_pct']:.0f}%" if isinstance(top, str) and top else ""
         rows.append([r["point"], *(_point_value(r[k]) for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
-                     "" if math.isnan(r[m]) else figure(r[m]), ci, outcome[:100]])
-    click.echo(table(["point", *res.varied, "ok", m, "95% CI", "outcome"], rows,
-                      "r" + "l" * len(res.varied) + "rrrl"))
+                     "" if math.isnan(r[m]) else figure(r[m]), ci, top, outcome[:100]])
+    click.echo(table(["point", *res.varied, "ok", m, "95% CI", "busiest", "outcome"], rows,
+                      "r" + "l" * len(res.varied) + "rrrll"))
     _say_not_steady(res.table)
     if plot_x:
         path = res.out / f"{m}-vs-{plot_x}.png"

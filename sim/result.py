@@ -92,7 +92,7 @@ class Result:
         if tp and tp["sessions"]:
             busy.append(("TP monitor sessions", 100.0 * tp["sessions_busy"] / tp["sessions"]))
         for n, d in self.devices.items():
-            busy += [(f"{n} %b", d["util_pct"]), (f"{n} controller", d.get("controller_util_pct", 0.0))]
+            busy += [(f"{n} %b", d.get("util_pct", 0.0)), (f"{n} controller", d.get("controller_util_pct", 0.0))]
         return sorted(((k, v) for k, v in busy if v >= 0.5), key=lambda kv: -kv[1])
 
     def metric(self, name: str) -> Any:
@@ -127,6 +127,8 @@ class Result:
             row["core_utilisation_mean"] = sum(self.core_utilisation) / len(self.core_utilisation)
         if self.strand_utilisation:
             row["strand_utilisation_mean"] = sum(self.strand_utilisation) / len(self.strand_utilisation)
+        ranked = self.busiest()   # the report's busiest line's first: its name, and its utilisation as a figure
+        row["busiest"], row["busiest_pct"] = ranked[0] if ranked else ("", 0.0)
         for ev in self.top_events:   # every event waited on (the text report prints the top 5)
             for k in STATS["wait"]:
                 row[f"wait.{ev['event']}.{k}"] = ev[k]
@@ -148,7 +150,8 @@ class Result:
 # the prefixes of those that depend on the run: a workload's own figures (extra.iops), wait events
 # (wait.log file sync.time_s), response times (rt.new_order.p90) and devices (device.array.iops).
 FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "elapsed", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue",
-           "core_utilisation_mean", "strand_utilisation_mean", "simulated_time", "measured_time", "wall_time", "events")
+           "core_utilisation_mean", "strand_utilisation_mean", "busiest_pct", "simulated_time", "measured_time",
+           "wall_time", "events")
 FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
 # The figures of each wait event, transaction type and device, whatever the run (wait.NAME.STAT): the events' of
 # flat(), the response times of workloads/tpcc.py, the devices of sim/run.py (a test holds them to a run's)

@@ -595,8 +595,8 @@ def t_half_width(values: np.ndarray, confidence: float = 0.95) -> float:
 
 
 def summarize(table, varied: list[str], metrics: list[str]):
-    """One row per point: runs, failures, and for each metric its mean and 95% half-width
-    across the replications that produced figures."""
+    """One row per point: runs, failures, for each metric its mean and 95% half-width across the replications
+    that produced figures, and the busiest resource (the one most of them found busiest, with its mean %)."""
     import pandas as pd
 
     rows = []
@@ -611,6 +611,10 @@ def summarize(table, varied: list[str], metrics: list[str]):
             vals = vals.dropna().to_numpy()
             row[m] = float(vals.mean()) if len(vals) else math.nan
             row[f"{m}.ci95"] = t_half_width(vals)
+        if "busiest" in ok and len(ok):   # the resource its runs found busiest most often, and its mean utilisation
+            top = ok["busiest"].mode().iloc[0]
+            row["busiest"] = top
+            row["busiest_pct"] = float(pd.to_numeric(ok.loc[ok["busiest"] == top, "busiest_pct"]).mean())
         if len(ok) < len(g):
             bad = g[~g["status"].isin(OUTPUT_STATUSES)].iloc[0]
             row["outcome"] = f"{bad['status']}: {bad['message']}"

@@ -80,6 +80,18 @@ def test_confidence_interval_is_student_t_across_replications():
     assert two["tpm.ci95"].tolist() == pytest.approx([12.706205 * np.sqrt(0.5) / np.sqrt(2), 12.706205 * np.sqrt(2) / np.sqrt(2)])
 
 
+def test_a_points_busiest_is_the_one_most_of_its_runs_found_busiest_with_their_mean():
+    """Three replications: two found the strands busiest (96% and 98%), one LGWR (97%): the strands, at 97%
+    (the mean of the two that named them). A failed run names nothing; a point with none ok has no busiest."""
+    table = pd.DataFrame({"point": [0, 0, 0, 0, 1], "users": [64] * 4 + [96], "status": ["ok"] * 3 + ["error"] * 2,
+                          "tpm": [1.0, 2.0, 3.0, None, None],
+                          "busiest": ["strands (mpstat)", "LGWR", "strands (mpstat)", None, None],
+                          "busiest_pct": [96.0, 97.0, 98.0, None, None], "message": [""] * 5})
+    s = sw.summarize(table, ["users"], ["tpm"])
+    assert (s["busiest"][0], s["busiest_pct"][0]) == ("strands (mpstat)", 97.0)
+    assert pd.isna(s["busiest"][1]) and pd.isna(s["busiest_pct"][1])
+
+
 def test_files_have_no_index_column_and_parquet_takes_columns_of_mixed_types(grid):
     assert [f.name for f in grid.files] == ["results.csv", "results.parquet", "summary.csv"]
     assert pd.read_csv(grid.out / "results.csv").columns[0] == "point"
