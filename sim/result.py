@@ -11,12 +11,12 @@ from typing import Any
 from sim.config import dotted, suggest
 
 
-# In a batch job mpstat's busiest strand is named (one process always on a strand: the job's CPU work is serial,
-# and more strands do not speed it up) when it is nearly saturated and well above the mean. The dispatcher fills
-# the lowest idle strand first, so that strand is busy whenever anything runs: under a load of users (who would
-# keep it busy however many strands there were) it says nothing of serial work, and a light batch load leaves it
-# short of full.
-SERIAL_SKEW = 20.0   # points above the mean
+# A batch job's full strands (mpstat) are named when the rest idle: its processes (RMAN channels, PX servers) each
+# keep a strand busy, and its parallelism, not the strands, bounds it. The dispatcher fills the lowest idle strand
+# (and reuses the one freed last), so the k busiest are busy about while k processes run: k full strands are about
+# k processes always on a strand.
+# Under a load of users (who would keep as many busy however many strands there were) it says nothing of the kind.
+SERIAL_SKEW = 20.0   # points the full strands' mean is above the mean of all
 SERIAL_BUSY = 90.0   # % busy at least
 
 
@@ -72,16 +72,18 @@ class Result:
         the one nearest 100% bounds the throughput and more load only queues there (operational analysis's
         bottleneck; a mechanism that changes the work, as group commit does LGWR's, can move the bound). The CPU is its strands, and on a CMT chip
         (4 or more strands a core) its pipelines too: elsewhere the per-core figure is the share of cycles that
-        issue, no capacity. In a batch job a strand nearly full and far busier than the rest is serial work (an RMAN
-        channel compressing its file) that more strands do not speed up. LGWR is one process, busy on a strand or at the log (not waiting for
-        either): near 100% it bounds the commits once group commit (more commits in each write) no longer keeps up.
-        Those under 0.5% are left out."""
+        issue, no capacity. In a batch job, strands nearly full while the rest idle ('3 strands full') are its
+        processes each always on a strand (RMAN channels compressing their files, PX servers): more strands do not
+        speed them up, more processes might. LGWR is one process, busy on a strand or writing the log (its queue at
+        a device it shares included; not its wait for a strand or a checkpoint): near 100% it bounds the commits
+        once group commit (more commits in each write) no longer keeps up. Those under 0.5% are left out."""
         x, busy = self.extra, []
         if self.strand_utilisation:
-            mean, top = sum(self.strand_utilisation) / len(self.strand_utilisation), max(self.strand_utilisation)
+            mean = sum(self.strand_utilisation) / len(self.strand_utilisation)
             busy.append(("strands (mpstat)", mean))
-            if self.elapsed is not None and top >= SERIAL_BUSY and top > mean + SERIAL_SKEW:   # serial work
-                busy.append(("one strand", top))
+            full = [u for u in self.strand_utilisation if u >= SERIAL_BUSY]
+            if self.elapsed is not None and full and sum(full) / len(full) > mean + SERIAL_SKEW:   # bound by processes
+                busy.append((f"{len(full)} strand{'s' * (len(full) > 1)} full", sum(full) / len(full)))
         if self.cmt:
             busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))
         if "memory_bandwidth_util_pct" in x:

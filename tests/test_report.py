@@ -464,7 +464,7 @@ def test_working_sets_on_swap_that_no_process_paged_in_are_said_to_cost_nothing(
 
 
 def test_busiest_ranks_the_shared_resources_and_counts_pipelines_only_on_cmt_chips():
-    """Strands (and in a batch job one strand full and far above their mean: serial work), CMT pipelines (4+ strands a core:
+    """Strands (and in a batch job those nearly full, far above the mean: its processes each on a strand), CMT pipelines (4+ strands a core:
     corestat; elsewhere the per-core figure is cycles issuing, no capacity), memory bandwidth, LGWR, TP monitor sessions and each device's %b and controller, busiest first,
     under 0.5% left out."""
     def result(strands_per_core):
@@ -480,10 +480,13 @@ def test_busiest_ranks_the_shared_resources_and_counts_pipelines_only_on_cmt_chi
     assert "pipelines (corestat)" not in dict(result(1).busiest())
     def job(strands, elapsed=60.0):
         return Result("x", "p", "rman", {}, elapsed=elapsed, strand_utilisation=strands)
-    # a batch job: mean 28, one strand nearly full and far above: serial work
-    assert job([100.0, 10.0, 0.0, 2.0]).busiest() == [("one strand", 100.0), ("strands (mpstat)", 28.0)]
-    assert job([45.0, 25.0, 25.0, 25.0]).busiest() == [("strands (mpstat)", 30.0)]    # 45 is within 20 of 30
-    # the strand the dispatcher fills first is far above a light load's mean, but not full: not serial
+    # a batch job: mean 28, one strand nearly full and far above: one process always on a strand
+    assert job([100.0, 10.0, 0.0, 2.0]).busiest() == [("1 strand full", 100.0), ("strands (mpstat)", 28.0)]
+    # three channels each on a strand (mean 98 against 36.75 for the eight): its parallelism bounds it
+    assert job([100.0, 96.0, 98.0, 0.0, 0.0, 0.0, 0.0, 0.0]).busiest()[0] == ("3 strands full", 98.0)
+    assert job([45.0, 25.0, 25.0, 25.0]).busiest() == [("strands (mpstat)", 30.0)]    # none nearly full
+    assert job([95.0, 95.0, 95.0, 75.0]).busiest() == [("strands (mpstat)", 90.0)]    # 95 is within 20 of 90
+    # the strand the dispatcher fills first is far above a light load's mean, but not full: not bound by processes
     assert [k for k, _ in job([64.0] + [0.0] * 127).busiest()] == ["strands (mpstat)"]
     # under users (no elapsed: a steady run) that strand is busy whenever anyone runs, which says nothing of
     # serial work (T5220, 32 users that never think: 97% against a 48% mean)
