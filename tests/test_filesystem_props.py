@@ -279,6 +279,23 @@ def test_an_unbuffered_log_file_wraps_in_its_circle_of_logs_too():
     assert log.position == 2 * 16384 + 8192
 
 
+def test_an_append_is_worth_its_wait_for_a_strand():
+    """The path's CPU (10,000 + 500 per KB copied: 11,500 instructions, 11.5 us at 1 ns each) waits 3 ms for a
+    strand first: the append's event is worth those 3 ms (the writer's wait, not the log's), buffered or not."""
+    class QueuedCpu:
+        def __init__(self, env):
+            self.env = env
+
+        def run(self, instructions, sys_share=0.0):
+            return self.env.timeout(3e-3 + instructions * 1e-9, value=instructions * 1e-9)
+    for path in ("ufs_buffered", "quick_io"):
+        env = simpy.Environment()
+        log = LogFile(env, QueuedCpu(env), _Disk(env), PATHS[path], 8192.0)
+        ev = log.submit("write", 3072, sequential=True)
+        env.run()
+        assert ev.value == pytest.approx(3e-3, abs=1e-12)
+
+
 def test_a_log_passes_anything_but_appends_straight_to_the_device():
     env = simpy.Environment()
     cpu, disk = _Cpu(env), _Disk(env)

@@ -92,6 +92,31 @@ def test_lgwr_busy_share_is_its_writes_time_over_the_window():
     assert lgwr.utilisation() == pytest.approx((3.0 + 5.0) / 18)
 
 
+class _LogFile(_LogDevice):
+    """A log file through a file system: each append first waits `queued` for a strand for its path's CPU, then
+    writes; its event is worth that wait, as sim/os/filesystem.py's LogFile's is."""
+    def __init__(self, env, queued):
+        super().__init__(env)
+        self.queued = queued
+
+    def submit(self, kind, nbytes, sequential=False):
+        def append():
+            yield self.env.timeout(self.queued)
+            yield super(_LogFile, self).submit(kind, nbytes, sequential)
+            return self.queued
+        return self.env.process(append())
+
+
+def test_lgwr_busy_leaves_out_its_wait_for_a_strand_inside_a_log_file_write():
+    """One commit at 0: CPU 0-1 ms, the append queued 1-3 ms for a strand, written 3-7 ms: busy 5 of 10 ms."""
+    env = simpy.Environment()
+    lgwr = LogWriter(env, _Cpu(env), _LogFile(env, queued=2 * MS), 1e6, 0.7)
+    done = _commits(env, lgwr, [(0.0, 100.0)])
+    env.run(until=10 * MS)
+    assert done == {0: 7.0}
+    assert lgwr.utilisation() == pytest.approx(5.0 / 10)
+
+
 def test_lgwr_busy_leaves_out_its_wait_for_a_strand():
     """A saturated CPU keeps LGWR 2 ms in the run queue before each write's 1 ms of CPU: that wait is the CPU's
     bound, not LGWR's. One commit at 0: queued 0-2, CPU 2-3, write 3-7 ms; busy 5 of 10 ms, not 7."""

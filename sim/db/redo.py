@@ -104,11 +104,13 @@ class LogWriter:
             if self.checkpoints is not None:
                 yield from self.checkpoints.before_write(nbytes)
             on_cpu = yield self.dispatcher.run(self.instructions_per_write, self.sys_share)
-            self.busy += max(0.0, min(on_cpu, env.now - self.since))   # (its CPU ends now)
+            self.busy += max(0.0, min(on_cpu or 0.0, env.now - self.since))   # (its CPU ends now)
             self.started = env.now
-            yield self.device.submit("write", nbytes, sequential=True)
+            queued = yield self.device.submit("write", nbytes, sequential=True)
             self.written = upto
-            self.busy += env.now - max(self.started, self.since)
+            # a log file's path worth its wait for a strand (sim/os/filesystem.py): not the log's time
+            queued = queued if isinstance(queued, float) else 0.0
+            self.busy += max(0.0, env.now - max(self.started, self.since) - queued)
             self.started = None
             self.writes += 1
             self.bytes += nbytes

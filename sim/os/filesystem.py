@@ -241,13 +241,16 @@ class LogFile:
         self.size = max(page_size, size - size % page_size) if size != float("inf") else size   # whole pages
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False) -> simpy.Event:
-        """Appends (sequential writes) go through the path; any other I/O straight to the device."""
+        """Appends (sequential writes) go through the path; any other I/O straight to the device. An append's
+        event is worth the seconds it waited for a strand (its path's CPU queued): the writer's, not the log's."""
         if kind != "write" or not sequential or offset is not None:
             return self.device.submit(kind, nbytes, offset, sequential)
         return self.env.process(self._append(nbytes))
 
     def _append(self, nbytes: float):
-        yield self.dispatcher.run(self.instructions + self.copy_per_byte * nbytes, 1.0)
+        asked = self.env.now
+        on_cpu = yield self.dispatcher.run(self.instructions + self.copy_per_byte * nbytes, 1.0)
+        queued = self.env.now - asked - (on_cpu or 0.0)
         start = self.position
         room = self.size - start % self.size
         if nbytes > room:   # a write never straddles the logs' end: it begins the next circle
@@ -255,7 +258,7 @@ class LogFile:
         end = self.position = start + nbytes
         if not self.paged:
             yield self.device.submit("write", nbytes, start % self.size, sequential=True)
-            return
+            return queued
         page = self.page_size
         first, last = int(start // page), int(-(-end // page))
         # the page the previous append ended in is cached; a new last page not written whole is read first;
@@ -263,3 +266,4 @@ class LogFile:
         if end % page and (last - 1 > first or start % page == 0):
             yield self.device.submit("read", page, ((last - 1) * page) % self.size)
         yield self.device.submit("write", (last - first) * page, (first * page) % self.size, sequential=True)
+        return queued
