@@ -290,7 +290,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
         top = r.get("busiest")
-        top = f"{top} {r['busiest_pct']:.0f}%" if isinstance(top, str) and top else ""
+        top = f"{top} {r['busiest.pct']:.0f}%" if isinstance(top, str) and top else ""   # (busiest_pct: a metric)
         rows.append([r["point"], *(_point_value(r[k]) for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
                      "" if math.isnan(r[m]) else figure(r[m]), ci, top, outcome[:100]])
     click.echo(table(["point", *res.varied, "ok", m, "95% CI", "busiest", "outcome"], rows,

@@ -611,10 +611,11 @@ def summarize(table, varied: list[str], metrics: list[str]):
             vals = vals.dropna().to_numpy()
             row[m] = float(vals.mean()) if len(vals) else math.nan
             row[f"{m}.ci95"] = t_half_width(vals)
-        if "busiest" in ok and len(ok):   # the resource its runs found busiest most often, and its mean utilisation
-            top = ok["busiest"].mode().iloc[0]
-            row["busiest"] = top
-            row["busiest_pct"] = float(pd.to_numeric(ok.loc[ok["busiest"] == top, "busiest_pct"]).mean())
+        named = ok[ok["busiest"].notna() & (ok["busiest"] != "")] if "busiest" in ok else ok.iloc[0:0]
+        if len(named):   # the resource its runs found busiest most often (a tie: the busier), with its mean utilisation
+            pct = pd.to_numeric(named["busiest_pct"]).groupby(named["busiest"]).agg(["size", "mean"])
+            top = max(pct.index, key=lambda k: (pct.loc[k, "size"], pct.loc[k, "mean"]))
+            row["busiest"], row["busiest.pct"] = top, float(pct.loc[top, "mean"])
         if len(ok) < len(g):
             bad = g[~g["status"].isin(OUTPUT_STATUSES)].iloc[0]
             row["outcome"] = f"{bad['status']}: {bad['message']}"

@@ -81,15 +81,20 @@ def test_confidence_interval_is_student_t_across_replications():
 
 
 def test_a_points_busiest_is_the_one_most_of_its_runs_found_busiest_with_their_mean():
-    """Three replications: two found the strands busiest (96% and 98%), one LGWR (97%): the strands, at 97%
-    (the mean of the two that named them). A failed run names nothing; a point with none ok has no busiest."""
-    table = pd.DataFrame({"point": [0, 0, 0, 0, 1], "users": [64] * 4 + [96], "status": ["ok"] * 3 + ["error"] * 2,
-                          "tpm": [1.0, 2.0, 3.0, None, None],
-                          "busiest": ["strands (mpstat)", "LGWR", "strands (mpstat)", None, None],
-                          "busiest_pct": [96.0, 97.0, 98.0, None, None], "message": [""] * 5})
-    s = sw.summarize(table, ["users"], ["tpm"])
-    assert (s["busiest"][0], s["busiest_pct"][0]) == ("strands (mpstat)", 97.0)
-    assert pd.isna(s["busiest"][1]) and pd.isna(s["busiest_pct"][1])
+    """Point 0, three replications: two found the strands busiest (96% and 98%), one LGWR (97%): the strands, at
+    97% (the two that named them), beside busiest_pct's own mean over all three (97) with its interval. Point 1,
+    a tie (LGWR 80, strands 95): the busier. Point 2: failed runs and a blank (read back from CSV) name nothing."""
+    table = pd.DataFrame({"point": [0, 0, 0, 1, 1, 2, 2], "users": [64] * 3 + [96] * 2 + [8] * 2,
+                          "status": ["ok"] * 5 + ["ok", "error"], "tpm": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, None],
+                          "busiest": ["strands (mpstat)", "LGWR", "strands (mpstat)", "LGWR", "strands (mpstat)",
+                                      float("nan"), None],
+                          "busiest_pct": [96.0, 97.0, 98.0, 80.0, 95.0, 0.0, None], "message": [""] * 7})
+    s = sw.summarize(table, ["users"], ["tpm", "busiest_pct"])
+    assert (s["busiest"][0], s["busiest.pct"][0]) == ("strands (mpstat)", 97.0)
+    assert s["busiest_pct"][0] == 97.0 and s["busiest_pct.ci95"][0] == pytest.approx(4.302653 / np.sqrt(3))
+    assert (s["busiest"][1], s["busiest.pct"][1]) == ("strands (mpstat)", 95.0)
+    assert s["busiest_pct"][1] == 87.5   # the metric: both runs
+    assert pd.isna(s["busiest"][2]) and pd.isna(s["busiest.pct"][2])
 
 
 def test_files_have_no_index_column_and_parquet_takes_columns_of_mixed_types(grid):
