@@ -110,8 +110,8 @@ class _StubVolume:
         self.destages: list = []
         self.in_flight = self.most_in_flight = 0
 
-    def submit(self, kind, nbytes, offset=None, sequential=False, through=False, destage=False):
-        assert kind == "write" and (through or destage)
+    def submit(self, kind, nbytes, offset=None, sequential=False, destage=False):
+        assert kind == "write" and destage
         self.destages.append((self.env.now, nbytes, offset, sequential))
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
@@ -262,6 +262,11 @@ def test_a_write_larger_than_the_cache_goes_straight_to_the_drives():
     assert sum(d.ios for d in vol.disks) == 5 + 14 and vol.cache.writes == 0
     # the host's writes, across the host's controller (its RAID box's reads and writes stay inside)
     assert vol.ios == vol.writes == 2 and vol.controllers[0].bytes == 2 * 256 * KB
+    # sequential makes no whole rows of it: nothing gathered it, so its partial rows pay read-modify-write too
+    env.run(vol.submit("write", 256 * KB, offset=32.0 * KB, sequential=True))
+    assert sum(d.ios for d in vol.disks) == 5 + 14 + 14
+    with pytest.raises(ValueError, match="larger than the 131072-byte cache"):   # the cache itself refuses it
+        vol.cache.write(256 * KB, 0.0, False)
 
 
 def _paced_writer(env, vol, per_s: float, until: float = float("inf"), then: float = 0.0) -> None:

@@ -275,7 +275,8 @@ class Volume:
     Each drive piece crosses the controller (the host's bus or link), as with a volume manager's
     striping, mirroring or parity; with a write-back cache (attach_cache) the volume is a RAID box
     behind the controller, which carries a write's bytes once, into the box: its parity, its
-    read-modify-write and its destage stay inside.
+    read-modify-write and its destage stay inside (with 'normal' too: its second copy is made at destage,
+    as the box's mirroring, where ASM would send it across the controller and hold it in the cache too).
     """
 
     def __init__(self, env: simpy.Environment, name: str, disks: list[Disk], rng: np.random.Generator,
@@ -333,15 +334,15 @@ class Volume:
         return min(int(self.rng.uniform(0.0, slots)), slots - 1) * nbytes
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
-               through: bool = False, destage: bool = False) -> simpy.Event:
+               destage: bool = False) -> simpy.Event:
         """An I/O at an offset into the volume (None: a random one). With a write-back cache a
-        write lands in the cache; `through` goes past it to the drives (a write larger than the cache), and
+        write lands in the cache (one larger than the cache goes past it, to the drives), and
         a `destage` is the cache's own write to the drives: inside the RAID box, so its bytes (and its
         read-modify-write's) do not cross the host's controller, which carried them once into the cache.
         Counted as iostat counts, when it completes (the host's I/O: a destage is the drives'), with its
         response as the host sees it: from submit until its last piece is across the controller."""
         arrived = self.env.now
-        ev = self._submit(kind, nbytes, offset, sequential, through or destage, host=not destage)
+        ev = self._submit(kind, nbytes, offset, sequential, host=not destage, gathered=destage)
         if not destage:
             if ev.callbacks is None:   # (done already)
                 self._completed(kind, nbytes, arrived)
@@ -355,19 +356,21 @@ class Volume:
         self.bytes += nbytes
         self.response.add(self.env.now - arrived)
 
-    def _submit(self, kind: str, nbytes: float, offset: float | None, sequential: bool, through: bool,
-                host: bool = True) -> simpy.Event:
+    def _submit(self, kind: str, nbytes: float, offset: float | None, sequential: bool, host: bool = True,
+                gathered: bool = False) -> simpy.Event:
+        """`host`: from the host, across its controller (else inside the box, past the cache); `gathered`: a
+        sequential destage, which the cache gathered into whole RAID5 rows."""
         caching = kind == "write" and self.cache is not None
         located = offset is not None or sequential
         if offset is None:
             offset = self._append(nbytes) if sequential else self.random_offset(nbytes)
-        if caching and not through:
+        if caching and host:
             if nbytes <= self.cache.size:
                 return self.cache.write(nbytes, offset, sequential)
             # larger than the cache: across the host's controller into the box once, then past the cache to the drives
             done = simpy.Event(self.env)
             link = self.controllers[0].transfer(nbytes) if self.controllers else self.env.timeout(0.0)
-            link.callbacks.append(lambda _e: self._submit(kind, nbytes, offset, sequential, True, host=False)
+            link.callbacks.append(lambda _e: self._submit(kind, nbytes, offset, sequential, host=False)
                                   .callbacks.append(lambda _e2: done.succeed()))
             return done
         if self.layout == "mirror":
@@ -408,7 +411,7 @@ class Volume:
             pos += chunk
         if self.layout == "raid5" and kind == "write":
             return self._raid5_write(parts, rows, sequential, located,
-                                     full=covered >= nbytes or (sequential and not host), host=host)
+                                     full=covered >= nbytes or (sequential and gathered), host=host)
         evs = [self._disk_io(d, kind, b, sequential, loc, located, host) for d, (b, loc) in parts.items()]
         if self.layout == "normal" and kind == "write":
             partner = len(self.disks) // 2 or 1

@@ -74,7 +74,9 @@ class WriteBackCache:
 
     def write(self, nbytes: float, offset: float, sequential: bool) -> simpy.Event:
         """Accept a write at `offset` into the volume; the event fires when it is acknowledged. (The volume
-        sends a write larger than the cache past it, to the drives.)"""
+        sends a write larger than the cache past it, to the drives: here it would wait for room forever.)"""
+        if nbytes > self.size:
+            raise ValueError(f"a write of {nbytes:.0f} bytes is larger than the {self.size:.0f}-byte cache")
         done = simpy.Event(self.env)
         self.writes += 1
         if self._w0 is None and self._watch_from is not None and self.env.now >= self._watch_from:
