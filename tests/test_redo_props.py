@@ -148,6 +148,9 @@ def test_a_write_waits_for_its_log_switch_and_commits_meanwhile_go_in_the_next_w
     assert asked == [(512, 0), (1024, 5), (512, 13)]
     assert done == {0: 5, 1: 13, 2: 18}
     assert [b for _k, b, _s, _t in dev.ios] == [512, 1024, 512]
+    # LGWR's busy time leaves out the 3-ms stall for the checkpoint (DBWR's bound, not LGWR's): three writes of
+    # 1 ms CPU + 4 ms device, 15 of the 18 ms
+    assert lgwr.utilisation() == pytest.approx(15.0 / 18)
 
 
 def test_a_commit_posted_before_lgwr_first_runs_is_written_at_once():
@@ -288,3 +291,28 @@ def test_a_write_of_a_full_buffer_is_no_larger_than_the_buffer_whatever_the_roun
     env.run()
     assert [n for _k, n, _s, _t in dev.ios] == [18 * REDO_BLOCK, 18 * REDO_BLOCK, 32 * REDO_BLOCK]
     assert lgwr.written == lgwr.generated and lgwr.commits == 3
+
+
+def test_lgwr_busy_window_reset_in_the_middle_of_its_cpu_or_its_write():
+    """A reset in the middle of a write's CPU counts only the CPU after it; one in the middle of its device time
+    counts only the device time after it, also while the write is still in hand (never above 100%). One commit at
+    0.5 ms: CPU 0.5-1.5, device 1.5-5.5 ms. Reset at 1.0 ms: busy 0.5 (CPU) + 4 (device) over 1-10 ms = 4.5 / 9.
+    Reset at 3.0 ms, read at 4.0: the write in hand since 1.5, counted from 3.0: 1 of 1 ms. Read at the reset's
+    own instant: no window yet, 0."""
+    env, _cpu, _dev, lgwr = _lgwr()
+    assert lgwr.utilisation() == 0.0                 # t = 0: an empty window
+    _commits(env, lgwr, [(0.5 * MS, 100.0)])
+    env.run(until=1.0 * MS)
+    lgwr.reset_stats()
+    assert lgwr.utilisation() == 0.0                 # now == since: 0, no division by an empty window
+    env.run(until=10 * MS)
+    assert lgwr.utilisation() == pytest.approx(4.5 / 9)
+    env, _cpu, _dev, lgwr = _lgwr()
+    _commits(env, lgwr, [(0.5 * MS, 100.0)])
+    env.run(until=3.0 * MS)
+    lgwr.reset_stats()
+    env.run(until=4.0 * MS)
+    assert lgwr.started == pytest.approx(1.5 * MS)   # the write in hand
+    assert lgwr.utilisation() == pytest.approx(1.0)
+    env.run(until=7.0 * MS)                           # done at 5.5: 2.5 of 4 ms
+    assert lgwr.utilisation() == pytest.approx(2.5 / 4)

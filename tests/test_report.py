@@ -478,6 +478,7 @@ def test_busiest_ranks_the_shared_resources_and_counts_pipelines_only_on_cmt_chi
                                    ("strands (mpstat)", 80.0), ("memory bandwidth", 30.0),
                                    ("TP monitor sessions", 25.0), ("array %b", 12.0)]
     assert "pipelines (corestat)" not in dict(result(1).busiest())
+    assert "pipelines (corestat)" not in dict(result(2).busiest())   # two hyper-threads a core: not CMT
     def job(strands, elapsed=60.0):
         return Result("x", "p", "rman", {}, elapsed=elapsed, strand_utilisation=strands)
     # a batch job: mean 28, one strand nearly full and far above: one process always on a strand
@@ -492,3 +493,60 @@ def test_busiest_ranks_the_shared_resources_and_counts_pipelines_only_on_cmt_chi
     # serial work (T5220, 32 users that never think: 97% against a 48% mean)
     assert [k for k, _ in job([97.0] + [47.2] * 63, elapsed=None).busiest()] == ["strands (mpstat)"]
     assert report.busiest(result(4), shown=2) == "busiest: LGWR 99%   array controller 95%"
+    # a row's busiest is the first of the ranking, by name and figure; none at all: an empty name and 0
+    assert (result(4).flat()["busiest"], result(4).flat()["busiest_pct"]) == ("LGWR", 99.0)
+    assert (Result("x", "p", "tpcc", {}).flat()["busiest"], Result("x", "p", "tpcc", {}).flat()["busiest_pct"]) == ("", 0.0)
+    # five shown unless told: LGWR, the controller, pipelines, strands, memory bandwidth (not TP monitor, %b),
+    # wrapped before 100 columns
+    assert report.busiest(result(4)) == ("busiest: LGWR 99%   array controller 95%   pipelines (corestat) 90%   "
+                                         "strands (mpstat) 80%\n  memory bandwidth 30%")
+
+
+def test_busiest_full_strands_and_cut_off_at_their_bounds():
+    """A batch job's full strands are named when both hold: a strand is full at SERIAL_BUSY (90%) or more, and the
+    full ones' mean is more than SERIAL_SKEW (20) points above the mean of all; each bound taken exactly. A resource
+    at 0.5% is shown, below it is not. A TP monitor of no sessions, or a device saved without a controller figure,
+    adds nothing (no division by zero, no missing key)."""
+    def job(strands):
+        return Result("x", "p", "rman", {}, elapsed=60.0, strand_utilisation=strands)
+    assert job([90.0, 10.0, 10.0, 10.0]).busiest() == [("1 strand full", 90.0), ("strands (mpstat)", 30.0)]  # 90: full
+    assert job([85.0, 5.0, 5.0, 5.0]).busiest() == [("strands (mpstat)", 25.0)]         # 60 above, but under 90
+    assert job([100.0, 100.0, 100.0, 20.0]).busiest() == [("strands (mpstat)", 80.0)]   # full at 100: exactly 20 above
+    assert job([95.0, 75.0, 75.0, 75.0]).busiest() == [("strands (mpstat)", 80.0)]      # 15 above
+    cut = Result("x", "p", "tpcc", {}, extra={"tp_monitor": {"sessions": 0, "sessions_busy": 0.0}},
+                 devices={"a": {"util_pct": 0.5, "controller_util_pct": 0.49}, "b": {"util_pct": 3.0}})
+    assert cut.busiest() == [("b %b", 3.0), ("a %b", 0.5)]
+
+
+def test_paging_bound_needs_no_transaction_and_working_sets_on_swap():
+    """Paging-bound: a steady run that completed nothing (tpm 0, not a batch job's None) while some of every working
+    set was on swap (more than 0%)."""
+    def r(tpm, paged, elapsed=None):
+        return Result("x", "p", "tpcc", {}, tpm=tpm, elapsed=elapsed,
+                      extra={"memory": {"working_set_paged_out_pct": paged}})
+    assert r(0.0, 16.5).paging_bound
+    assert not r(0.0, 0.0).paging_bound                        # nothing on swap: a short run, not thrashing
+    assert not r(None, 23.6, elapsed=100.0).paging_bound       # a batch job has no tpm
+    assert not r(10.0, 16.5).paging_bound
+    assert not Result("x", "p", "tpcc", {}, tpm=0.0).paging_bound   # no memory figures
+
+
+def test_a_controller_busier_than_its_drives_from_half_busy_is_noted_and_no_busiest_line_when_all_idle():
+    """The device notes name a controller at 50% or more and busier than its drives (strictly), for a device that
+    did I/O: 'array' at exactly 50% against 41.6% is named; 'b' at 60% against drives at 60% is not (no busier);
+    'internal' (no I/O) is not, whatever its figure. With every shared resource under 0.5% the summary has no
+    busiest line, nor an empty line in its place."""
+    import dataclasses
+    r = _steady_result()
+    devices = {"array": {**r.devices["array"], "controller_util_pct": 50.0},
+               "b": {**r.devices["array"], "util_pct": 60.0, "controller_util_pct": 60.0},
+               "internal": {**r.devices["internal"], "controller_util_pct": 80.0}}
+    text = report.full(dataclasses.replace(r, devices=devices))
+    assert "  array: its busiest controller is 50% busy, more than the drives" in text
+    assert "  b: its busiest controller" not in text and "  internal: its busiest controller" not in text
+    idle = dataclasses.replace(r, strand_utilisation=[0.0] * 8, core_utilisation=[0.0, 0.0],
+                               devices={n: {**d, "util_pct": 0.2} for n, d in r.devices.items()},
+                               extra={k: v for k, v in r.extra.items() if k != "memory_bandwidth_util_pct"})
+    assert idle.busiest() == []
+    summary = report.summary(idle)
+    assert "busiest" not in summary and "\n\n" not in summary

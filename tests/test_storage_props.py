@@ -357,6 +357,23 @@ def test_controller_utilisation_counts_the_time_some_transfer_is_under_way(arriv
     assert c.utilisation() == pytest.approx(busy / until, abs=1e-9) and c.utilisation() <= 1.0 + 1e-12
 
 
+
+def test_controller_utilisation_of_an_empty_window_is_zero_and_an_idle_reset_books_nothing():
+    """At the window's first instant (t = 0, or a reset's) there is no time to share: 0, not a division by zero.
+    A reset while the bus is idle (1 MB across 0-1 s, reset at 2 s) carries nothing over: a 1 MB transfer at 4-5 s
+    is 1 s busy of the 4 s window at 6 s, 0.25 (had the reset booked free_at - now = -1 s, it would read 0)."""
+    env = simpy.Environment()
+    c = Controller(env, "c", 1 * MB)
+    assert c.utilisation() == 0.0
+    c.transfer(1 * MB)
+    env.run(until=2.0)
+    c.reset_stats()
+    assert c.booked == 0.0 and c.utilisation() == 0.0
+    env.run(until=4.0)
+    c.transfer(1 * MB)
+    env.run(until=6.0)
+    assert c.utilisation() == pytest.approx(0.25) and c.bytes == 1 * MB
+
 # --- volumes ----------------------------------------------------------------------------------
 
 def _vol(layout, n, spec=FLAT, su=64 * KB, controllers=None, frac=0.25, size=None):
@@ -782,3 +799,30 @@ def test_random_io_takes_every_block_from_the_first_to_the_last():
     whole = read_at(0.5, nbytes=4 * 8 * KB, size=4 * 8 * KB)
     assert [d.bytes for d in whole] == [8 * KB] * 4 and [d.head for d in whole] == [0.0] * 4
     assert sum(d.ios for d in read_at(0.5, nbytes=0.0)) == 1
+
+
+
+@pytest.mark.parametrize("layout, n, nbytes, offset, drive_ios", [
+    ("mirror", 2, 8 * KB, 0.0, [1, 1]),                 # a write to both drives
+    ("stripe", 2, 8 * KB, 0.0, [1, 0]),                 # one unit: the one-piece path
+    ("stripe", 2, 96 * KB, 32 * KB, [1, 1]),            # 32 KB in unit 0 and 64 KB in unit 1
+    ("normal", 4, 8 * KB, 0.0, [1, 0, 1, 0]),           # ASM normal: the copy on the partner drive (0 + 4 // 2)
+])
+def test_behind_a_write_back_cache_every_layouts_destage_stays_off_the_host_controller(layout, n, nbytes, offset,
+                                                                                        drive_ios):
+    """Behind a write-back cache the volume is a RAID box: the host's controller carries a write's bytes once, into
+    the cache, and the destage's pieces (a mirror's two copies, a stripe's pieces, ASM's partner copy) reach the
+    drives inside the box. Drives with no overhead, a 1 MB/s controller: the write is acknowledged at
+    nbytes / 1 MB/s, and once the destage is done the controller has carried nbytes, not once per drive piece."""
+    env = simpy.Environment()
+    disks = [Disk(env, f"d{i}", FLAT, FixedRng()) for i in range(n)]
+    ctrl = Controller(env, "c", 1 * MB)
+    vol = Volume(env, "v", disks, FixedRng(), layout, 64 * KB, [ctrl])
+    vol.attach_cache(1 * MB)
+    ev = vol.submit("write", nbytes, offset)
+    env.run(ev)
+    assert env.now == pytest.approx(nbytes / MB)
+    env.run()
+    assert vol.cache.destages == 1 and [d.ios for d in disks] == drive_ios
+    assert sum(d.bytes for d in disks) == nbytes * (2 if layout in ("mirror", "normal") else 1)
+    assert ctrl.bytes == nbytes and (vol.ios, vol.writes, vol.bytes) == (1, 1, nbytes)

@@ -217,6 +217,24 @@ def test_a_big_write_waiting_for_room_is_not_overtaken_nor_let_in_early():
     assert np.isclose(cache.full_wait.mean, (3 * d + 3 * h) / 4)
 
 
+def test_random_destages_sweep_up_from_the_last_and_wrap_to_the_lowest():
+    """C-LOOK: the next random destage is the lowest dirty offset at or above the last one destaged, and past the
+    highest it wraps to the lowest. One drive (2 destages in flight), overhead h, destage D. A (300 KB) and B (350 KB)
+    land at h and take both slots (cursor 350). C (100), D (400), E (200) issued at h/2 land at 1.5h. At h + D both
+    slots free: first 400 (the one at or above 350), then, nothing above 400, the wrap to 100; then 200 at h + 2D.
+    (A cursor left at 0 would take 100, 200, 400; a wrap to the highest, 200 before 100.)"""
+    from sim.hardware.write_cache import WriteBackCache
+    env = simpy.Environment()
+    h, d = 1 * MS, 10 * MS
+    vol = _StubVolume(env, service=d, overhead=h)
+    cache = WriteBackCache(env, vol, 1 * 2**20)
+    for at, off in [(0.0, 300), (0.0, 350), (h / 2, 100), (h / 2, 400), (h / 2, 200)]:
+        _issue(env, cache, at, 8 * KB, offset=off * KB)
+    env.run()
+    assert [(round(t / MS, 9), off / KB) for t, _n, off, _s in vol.destages] == [
+        (1.0, 300), (1.0, 350), (11.0, 400), (11.0, 100), (21.0, 200)]
+
+
 def test_sequential_writes_go_ahead_of_random_ones():
     """One drive (2 destages in flight): random R1, R2, R3 then sequential S1, S2 land together;
     R1 and R2 start at once, then the redo-like sequential writes jump R3 when room opens."""
@@ -267,6 +285,18 @@ def test_a_write_larger_than_the_cache_goes_straight_to_the_drives():
     assert sum(d.ios for d in vol.disks) == 5 + 14 + 14
     with pytest.raises(ValueError, match="larger than the 131072-byte cache"):   # the cache itself refuses it
         vol.cache.write(256 * KB, 0.0, False)
+
+
+def test_a_write_the_size_of_the_cache_is_cached():
+    """A write of exactly the cache's size fits it (only a larger one goes past): acknowledged once across the
+    controller into the cache, overhead + 128 KB / 100 MB/s, and counted as the cache's write."""
+    env = simpy.Environment()
+    vol = _volume(env, 128 * KB)
+    env.run(vol.submit("write", 128 * KB, offset=0.0))
+    assert env.now == pytest.approx(0.2 * MS + 128 * KB / 100e6)
+    assert vol.cache.writes == 1 and vol.controllers[0].bytes == 128 * KB
+    env.run()
+    assert vol.cache.destages == 1 and vol.cache.free == vol.cache.size
 
 
 def _paced_writer(env, vol, per_s: float, until: float = float("inf"), then: float = 0.0) -> None:
