@@ -25,6 +25,8 @@ def table(headers: list[str], rows: list[list], align: str | None = None) -> str
 
 # Outcomes that end before any figure is measured: nothing but the outcome to report.
 NO_FIGURES = ("out_of_memory", "error")
+LGWR_FULL = 90.0     # % busy: LGWR near the end of what group commit can carry
+DEVICE_BUSY = 50.0   # %b: a device whose queue a log write finds others in
 
 
 def figure(x: float) -> str:
@@ -89,6 +91,20 @@ def _not_steady(law: dict, throughput: float) -> str:
     return (f"NOT STEADY: {said}: the queues were {'still filling' if measured < expected else 'draining'} over the "
             "window, so its response times are a transient's; a longer run.warmup (several responses long) gives "
             "steady ones")
+
+
+def _log_behind_other_io(r: Result) -> list[str]:
+    """LGWR is near full (LGWR_FULL) writing a log on a device busy (DEVICE_BUSY) with other I/O too (a tenth of its
+    I/Os or more): its writes wait behind that I/O, and every commit with them."""
+    x = r.extra
+    d = r.devices.get(x.get("redo_device"))
+    if not d or x.get("lgwr_busy_pct", 0.0) < LGWR_FULL or d["util_pct"] < DEVICE_BUSY:
+        return []
+    other = d["iops"] - x.get("log_writes_per_s", 0.0)
+    if other < 0.1 * d["iops"]:
+        return []
+    return [f"  {x['redo_device']}: LGWR is {x['lgwr_busy_pct']:.0f}% busy writing the log here, behind {other:,.0f} "
+            f"other I/Os/s ({d['util_pct']:.0f}% busy): a log device of its own would take that queue off every commit"]
 
 
 def busiest(r: Result, shown: int = 5) -> str:
@@ -217,6 +233,8 @@ def full(r: Result) -> str:
                       "I/Os queue there, in wait+svc and not in %b" for n, d in r.devices.items()
                       if d["iops"] > 0 and d.get("controller_util_pct", 0.0) >= 50.0
                       and d["controller_util_pct"] > d["util_pct"]]
+            # LGWR near full where its log writes wait behind other I/O on the device: the log's own device would free it
+            notes += _log_behind_other_io(r)
             # a controller's write-back cache that filled in the warm-up starts full (sim/hardware/write_cache.py)
             notes += [f"  {k.split('.', 1)[1]}: its write-back cache filled at {v:.2f} MB/s in the warm-up, so the "
                       "run starts it full (writes wait for destages)"

@@ -14,6 +14,7 @@ import simpy
 from sim.config import OltpsimError
 from sim.db.checkpoint import PACE_WINDOW
 from sim.db.dbwr import TIMEOUT as DBWR_TIMEOUT
+from sim.db.instance import redo_device
 from sim.metrics import BatchMeans, RatioBatchMeans, batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
@@ -385,3 +386,5 @@ def _collect(system: System, result: Result, span: float) -> None:
         result.extra["commits_per_log_write"] = lg.commits / lg.writes
     if lg.utilisation() > 0.0:   # (a write in hand counts, though none completed)
         result.extra["lgwr_busy_pct"] = 100.0 * lg.utilisation()   # (one process: near 100 it bounds the commits)
+        result.extra["log_writes_per_s"] = lg.writes / span
+        result.extra["redo_device"] = redo_device(inst.spec, list(inst.devices))

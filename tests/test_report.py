@@ -550,3 +550,23 @@ def test_a_controller_busier_than_its_drives_from_half_busy_is_noted_and_no_busi
     assert idle.busiest() == []
     summary = report.summary(idle)
     assert "busiest" not in summary and "\n\n" not in summary
+
+
+def test_lgwr_full_behind_other_io_on_its_log_device_is_noted():
+    """LGWR at 90% or more, on a device at least half busy whose I/Os are a tenth or more not LGWR's: its writes
+    queue behind them (T5220, 64 users, 100 MB cache: LGWR 100% on the array, 93% busy with 1,930 other I/Os/s;
+    log file sync 61 ms, 9 ms with the log on the internal drives). Any bound short of it: no note."""
+    import dataclasses
+    r = _steady_result()
+    array = {**r.devices["array"], "util_pct": 93.0}   # 1,234.4 I/Os/s
+
+    def note(lgwr=100.0, device="array", util=93.0, log_writes=234.4):
+        x = {**r.extra, "lgwr_busy_pct": lgwr, "log_writes_per_s": log_writes, "redo_device": device}
+        devices = {**r.devices, "array": {**array, "util_pct": util}}
+        return [line for line in report.full(dataclasses.replace(r, extra=x, devices=devices)).splitlines()
+                if "writing the log here" in line]
+    assert note() == ["  array: LGWR is 100% busy writing the log here, behind 1,000 other I/Os/s (93% busy): a log "
+                      "device of its own would take that queue off every commit"]
+    assert note(lgwr=89.9) == [] and note(util=49.9) == [] and note(device="internal") == []
+    assert note(log_writes=1234.4 - 123.0) == []   # other I/O under a tenth of the device's: the log is its own
+    assert len(note(lgwr=90.0, util=50.0, log_writes=1234.4 - 123.44)) == 1   # each bound taken exactly
