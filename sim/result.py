@@ -70,9 +70,9 @@ class Result:
     def busiest(self) -> list[tuple[str, float]]:
         """The shared resources by utilisation (%), busiest first: if each one's work per transaction stays fixed,
         the one nearest 100% bounds the throughput and more load only queues there (operational analysis's
-        bottleneck; a mechanism that changes the work, as group commit does LGWR's, can move the bound). The CPU is its strands, and on a CMT chip
-        (4 or more strands a core) its pipelines too: elsewhere the per-core figure is the share of cycles that
-        issue, no capacity. In a batch job, strands nearly full while the rest idle ('3 strands full') are its
+        bottleneck; a mechanism that changes the work, as group commit does LGWR's, can move the bound). The CPU
+        is its strands, and on a CMT chip (4 or more strands a core) its pipelines too: elsewhere the per-core
+        figure is the share of cycles that issue, no capacity. In a batch job, strands nearly full while the rest idle ('3 strands full') are its
         processes each always on a strand (RMAN channels compressing their files, PX servers): more strands do not
         speed them up, more processes might. LGWR is one process, busy on a strand or writing the log (its queue at
         a device it shares included; not its wait for a strand or a checkpoint): near 100% it bounds the commits

@@ -41,8 +41,8 @@ class LogWriter:
         self.writes = 0
         self.commits = 0
         self.bytes = 0.0
-        # seconds working since reset_stats: on a strand and at the log device, not waiting for a strand
-        # (a CPU bound) or for a checkpoint (DBWR's): the time more LGWRs, or a faster log, would cut
+        # seconds working since reset_stats: on a strand and writing the log (its queue at a device it shares
+        # included), not waiting for a strand (a CPU bound) or for a checkpoint (DBWR's)
         self.busy = 0.0
         self.since = 0.0       # reset_stats's time
         self.started = None    # the write at the device's start, None otherwise
