@@ -72,9 +72,9 @@ class Result:
         the one nearest 100% bounds the throughput and more load only queues there (operational analysis's
         bottleneck; a mechanism that changes the work, as group commit does LGWR's, can move the bound). The CPU
         is its strands, and on a CMT chip (4 or more strands a core) its pipelines too: elsewhere the per-core
-        figure is the share of cycles that issue, no capacity. In a batch job, strands nearly full while the rest idle ('3 strands full') are its
-        processes each always on a strand (RMAN channels compressing their files, PX servers): more strands do not
-        speed them up, more processes might. LGWR is one process, busy on a strand or writing the log (its queue at
+        figure is the share of cycles that issue, no capacity. In a batch job, strands nearly full while the rest
+        idle ('3 strands full') are its processes each always on a strand (RMAN channels compressing their files,
+        PX servers): more strands do not speed them up, more processes might. LGWR is one process, busy on a strand or writing the log (its queue at
         a device it shares included; not its wait for a strand or a checkpoint): near 100% it bounds the commits
         once group commit (more commits in each write) no longer keeps up. Those under 0.5% are left out."""
         x, busy = self.extra, []
