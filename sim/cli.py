@@ -406,10 +406,12 @@ def capacity(scenario_file, profile, workload, limits, setting, start, stop, pre
     rows = []
     for p in sorted(cap.probes, key=lambda p: p.value):
         ok = p.row.get("status") == "ok"
+        top = f"{p.row['busiest']} {p.row['busiest_pct']:.0f}%" if ok and p.row.get("busiest") else ""
         rows.append([p.value, cap.metric_shown(p.row),
-                     *(lim.shown(cp.figure_value(p.row, lim.figure)) if ok else "" for lim in lims),
+                     *(lim.shown(cp.figure_value(p.row, lim.figure)) if ok else "" for lim in lims), top,
                      "yes" if p.meets else "no: " + "; ".join(p.broke)[:90]])
-    text = table([setting, cap.metric_label, *(lim.figure for lim in lims), "meets"], rows, "rr" + "r" * len(lims) + "l")
+    text = table([setting, cap.metric_label, *(lim.figure for lim in lims), "busiest", "meets"], rows,
+                 "rr" + "r" * len(lims) + "ll")
     click.echo("\n".join(line.rstrip() for line in text.splitlines()))
     click.echo(cap.answer())
     if json_file:

@@ -174,6 +174,11 @@ def test_cli_capacity_prints_the_bracket_and_writes_json(tmp_path):
     assert out.returncode == 0, out.stderr[-500:]
     data = json.loads((tmp_path / "cap.json").read_text())
     assert out.stdout.strip().splitlines()[-1] == data["answer"] and data["capacity"] < data["past"]
+    # each run's busiest resource in its row: the answer's row shows the first the answer names
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[-2:] == ["busiest", "meets"]
+    first = data["answer"].split("Busiest there: ", 1)[1].split(",")[0].rstrip(".")
+    assert any(line.split()[0] == str(data["capacity"]) and f" {first} " in line for line in lines[2:-1]), first
     out = _cli("capacity", "--profile", "t5220", "--workload", "tpcc", "--limit", "cpu_busy <= 80")
     assert out.returncode == 2 and "expected a percentage" in out.stderr and "Traceback" not in out.stderr
 
