@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 
 import simpy
 from simpy.events import NORMAL
@@ -157,6 +157,22 @@ class PipelineGroup:
         wake = self.pending = _Wake()
         wake.callbacks = self._callbacks
         heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
+
+    def cut(self, arg, boundary: float, origin: float) -> float:
+        """End the burst started with `arg` at its next multiple of `boundary` instructions after virtual time
+        `origin` (its start) instead of at its finish, if that comes first; returns the instructions taken off it."""
+        self._advance()
+        end = origin + (int((self.vt - origin) / boundary) + 1) * boundary
+        heap = self.heap
+        for i, entry in enumerate(heap):
+            if entry[4] is arg:
+                if end >= entry[0]:
+                    return 0.0
+                heap[i] = (end,) + entry[1:]
+                heapify(heap)
+                self._reschedule()
+                return entry[0] - end
+        return 0.0
 
     def _reschedule(self) -> None:
         if self.pending is not None:

@@ -22,9 +22,10 @@ from sim.hardware.cpu import Cpu
 
 class _Burst:
     """A CPU burst in progress; run() fills it in (no __init__: one Python call less per burst)
-    and _start() sets its strand and start time. on_cpu counts its time on strands, not in the run queue."""
+    and _start() sets its strand and start time. on_cpu counts its time on strands, not in the run queue.
+    whole: it runs past a slice's end (nobody was waiting), from `origin`, its group's virtual time at its start."""
 
-    __slots__ = ("remaining", "sys_share", "event", "strand", "started", "on_cpu")
+    __slots__ = ("remaining", "sys_share", "event", "strand", "started", "on_cpu", "whole", "origin")
 
 
 class Dispatcher:
@@ -47,6 +48,8 @@ class Dispatcher:
         self._by_busy: list[set[int]] = [set() for _ in range(spec.strands_per_core + 1)]
         self._by_busy[0].update(range(spec.cores))
         self.runq: deque[_Burst] = deque()
+        self._on_strand: list[_Burst | None] = [None] * spec.strands
+        self._whole: set[_Burst] = set()   # bursts running whole: cut to a slice when one has to wait
         self.busy_strands = 0
         # Time-weighted statistics (reset after warm-up).
         self._t_last = env.now
@@ -73,9 +76,12 @@ class Dispatcher:
         burst = _Burst()
         burst.remaining, burst.sys_share, burst.event = float(instructions), sys_share, ev
         burst.on_cpu = 0.0
+        burst.whole = False
         if self.busy_strands < self._cpu_count:
             self._start(burst)
         else:
+            if self._whole:
+                self._cut_whole()
             now = self.env._now   # _account(), inlined: every burst queues on a saturated CPU
             self.area_runq += (now - self._t_last) * len(self.runq)
             self._t_last = now
@@ -128,12 +134,34 @@ class Dispatcher:
         self.busy_strands += 1
         burst.strand = strand
         burst.started = now
+        self._on_strand[strand] = burst
         run = burst.remaining
         length = self._slice_cache if self._groups[0].rates is self._slice_rates else self._slice()
-        if run > length:
+        group = self._groups[gi]
+        if run > length and self.runq:
             run = length
         burst.remaining -= run
-        self._groups[gi].start(run, burst.sys_share, self._on_slice_done, burst)
+        group.start(run, burst.sys_share, self._on_slice_done, burst)
+        if run > length:
+            self._run_whole(burst, group)
+
+    def _run_whole(self, burst: _Burst, group) -> None:
+        """A burst longer than a slice with nobody waiting runs to its end in one go (a slice at a time it cost
+        an event a quantum: a 17-hour load had 6 million): if a burst comes to wait before it ends, _cut_whole
+        ends it at its slice's end, where slicing would have."""
+        burst.whole = True
+        burst.origin = group.vt
+        self._whole.add(burst)
+
+    def _cut_whole(self) -> None:
+        """A burst is about to wait: every burst running whole ends at the end of its present slice instead (the
+        quantum's multiple of instructions since its start), and goes to the back of the queue then."""
+        length = self._slice()
+        group_of = self._group_of_strand
+        for burst in self._whole:
+            burst.remaining += group_of[burst.strand].cut(burst, length, burst.origin)
+            burst.whole = False
+        self._whole.clear()
 
     def _slice_done(self, burst: _Burst) -> None:
         strand = burst.strand
@@ -141,17 +169,17 @@ class Dispatcher:
         ran = now - burst.started
         self.strand_busy_time[strand] += ran
         burst.on_cpu += ran
+        if burst.whole:
+            burst.whole = False
+            self._whole.discard(burst)
         runq = self.runq
         group = self._group_of_strand[strand]
         if burst.remaining > 0.0 and not runq:
-            # Quantum over, nobody waiting: keep the strand for another quantum.
+            # A slice cut short for a waiter that has since found a strand: keep this one and run the rest whole.
             burst.started = now
-            run = burst.remaining
-            length = self._slice_cache if self._groups[0].rates is self._slice_rates else self._slice()
-            if run > length:
-                run = length
-            burst.remaining -= run
+            run, burst.remaining = burst.remaining, 0.0
             group.start(run, burst.sys_share, self._on_slice_done, burst)
+            self._run_whole(burst, group)
             return
         self.area_runq += (now - self._t_last) * len(runq)   # _account(), inlined
         self._t_last = now
@@ -165,6 +193,7 @@ class Dispatcher:
         by_busy[n - 1].add(place)
         self._group_busy[gi] -= 1
         self._idle[gi].append(strand)
+        self._on_strand[strand] = None
         self.busy_strands -= 1
         if burst.remaining > 0.0:
             self.involuntary_switches += 1
@@ -194,7 +223,10 @@ class Dispatcher:
     def reset_stats(self) -> None:
         self._account()
         self.area_runq = 0.0
-        self.strand_busy_time = [0.0] * self.cpu.cpu_count
+        # a burst in flight adds its whole time on the strand when it ends: start its strand below zero by the
+        # part it ran before now
+        now = self.env.now
+        self.strand_busy_time = [0.0 if b is None else b.started - now for b in self._on_strand]
         self.involuntary_switches = 0
         self.stats_since = self.env.now
         self.cpu.reset_stats()
@@ -204,7 +236,9 @@ class Dispatcher:
         return self.area_runq / max(self.env.now - self.stats_since, 1e-12)
 
     def strand_utilisation(self) -> list[float]:
-        """mpstat's view: fraction of time each strand had a process on it (bursts in flight
-        are counted up to their last slice start)."""
-        span = max(self.env.now - self.stats_since, 1e-12)
-        return [min(1.0, t / span) for t in self.strand_busy_time]
+        """mpstat's view: fraction of time each strand had a process on it (bursts in flight counted up
+        to now)."""
+        now = self.env.now
+        span = max(now - self.stats_since, 1e-12)
+        return [min(1.0, (t if b is None else t + now - b.started) / span)
+                for t, b in zip(self.strand_busy_time, self._on_strand)]
