@@ -443,6 +443,24 @@ def test_a_long_burst_alone_keeps_its_strand_and_a_late_arrival_waits_for_the_ne
     assert disp.involuntary_switches == 0
 
 
+def test_a_lone_burst_costs_one_slice_end_however_long_and_is_cut_at_its_quantum_when_one_comes_to_wait():
+    """Nobody waiting, a 10 s burst runs whole: one slice end, not a thousand. A 1 ms burst arriving at 5,002.5 ms
+    waits for the long one's quantum to end (5,010 ms, the thousand-and-first since its start), as sliced runs do."""
+    for plan, ends, finish in (({"long": (0, 10_000)}, 1, [("long", 10_000.0)]),
+                               ({"long": (0, 10_000), "late": (5_002.5, 1)}, 3,
+                                [("late", 5_011.0), ("long", 10_001.0)])):
+        env, cpu, disp = _one_strand()
+        slice_ends = []
+        inner = disp._on_slice_done
+        disp._on_slice_done = lambda burst: (slice_ends.append(env.now), inner(burst))
+        done = []
+        _arrivals(env, disp, plan, done)
+        env.run()
+        assert done == finish and len(slice_ends) == ends
+        assert disp.involuntary_switches == ends - len(plan)
+        assert disp.strand_utilisation() == [pytest.approx(1.0, rel=1e-9)] and cpu.strand_time()[0] == pytest.approx(env.now)
+
+
 def test_no_instructions_no_wait_even_on_a_saturated_cpu():
     env, cpu, disp = _one_strand()
     disp.run(1e9)                       # the only strand busy for 1 s
