@@ -10,7 +10,7 @@ class InstantCpu:
         self.env = env
 
     def run(self, instructions, sys_share=0.0):
-        return self.env.timeout(0.0)
+        return self.env.timeout(0.0, value=0.0)   # (worth its time on a strand, as the dispatcher's)
 
 
 class RecordingVolume:

@@ -58,9 +58,11 @@ class _Datafiles:
     def __init__(self, env):
         self.env, self.reads = env, []
 
-    def read(self, os_cached, files):
+    def read(self, os_cached, files, cpu=0.0, sys_share=0.0):
         self.reads.append((os_cached, files))
+        began = self.env.now
         yield self.env.timeout(0.0001 if os_cached else 0.005)
+        return began
 
 
 class _Vm:

@@ -41,7 +41,9 @@ class FakeSession:
         self.log.append(("commit", redo_bytes))
         yield self.env.timeout(0.0)
 
-    def read_block(self, os_cached=False, files=None):
+    def read_block(self, os_cached=False, files=None, cpu=0.0, sys_share=0.0):
+        if cpu:   # the CPU up to the read (a real session runs it in the read's burst): logged as a burst of its own
+            yield self.cpu(cpu, sys_share)
         self.log.append(("read", os_cached, files))
         yield self.env.timeout(0.0)
 

@@ -332,9 +332,8 @@ class Workload:
         else:
             reads = self.io.reads(kind, scale, streams.io)
             piece = instructions / (len(reads) + 1)
-            for os_cached, files in reads:
-                yield session.cpu(piece, SYSCALL_SHARE)
-                yield from session.read_block(os_cached, files)
+            for os_cached, files in reads:   # (each piece of CPU ends in its read's system call: one burst)
+                yield from session.read_block(os_cached, files, piece, SYSCALL_SHARE)
             yield session.cpu(piece, SYSCALL_SHARE)
             for blocks, files, checkpoint in self.io.dirtied(kind, scale, streams.dirty):
                 session.dirtied(blocks, files, checkpoint)

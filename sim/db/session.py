@@ -46,17 +46,19 @@ class Session:
         yield lgwr.commit(redo_bytes)
         self.instance.waits.add("log file sync", env._now - start)
 
-    def read_block(self, os_cached: bool = False, files: tuple[int, int] | None = None):
+    def read_block(self, os_cached: bool = False, files: tuple[int, int] | None = None, cpu: float = 0.0,
+                   sys_share: float = 0.0):
         """Generator: a buffer-cache miss: a free buffer, then one block from the datafiles
         ('db file sequential read'); `os_cached`: the OS page cache holds the block; `files`:
-        the range of datafiles its segment lives in (None: any)."""
+        the range of datafiles its segment lives in (None: any); `cpu`: the instructions the session
+        runs up to the read (`sys_share` of them in the kernel), on the strand that then makes the call."""
         inst = self.instance
         if inst.dbwr is not None:
             yield from inst.dbwr.free_buffer()
-        start = self.env.now
-        yield from inst.datafiles.read(os_cached, files)
+        # the wait is timed from the read's system call, as Oracle times it: not the CPU up to it
+        began = yield from inst.datafiles.read(os_cached, files, cpu, sys_share)
         inst.physical_reads += 1
-        inst.waits.add("db file sequential read", self.env.now - start)
+        inst.waits.add("db file sequential read", self.env.now - began)
 
     def dirtied(self, blocks: int, files: tuple[int, int] | None = None, checkpoint: bool = False) -> None:
         """Hand blocks this session changed (and that will leave the cache dirty) to DBWR;

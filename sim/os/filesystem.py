@@ -129,17 +129,21 @@ class FileSystem:
         first, count = files
         return (first + int(self.rng.integers(count))) % self.files
 
-    def read(self, cached: bool, files: tuple[int, int] | None = None):
+    def read(self, cached: bool, files: tuple[int, int] | None = None, cpu: float = 0.0, sys_share: float = 0.0):
         """Generator: one block read by a process (a session's single-block read) from one of
-        `files` (a range; None: any datafile)."""
+        `files` (a range; None: any datafile). `cpu`: the process's instructions up to the call
+        (`sys_share` of them in the kernel), run in the same burst as the call's own: a process
+        entering the kernel keeps its strand (two bursts had sent it back through the run queue).
+        Returns when the call began: the burst's end less the call's share of its time on a strand."""
         hit = cached and self.path.caches
         if hit:
             self.cache_hits += 1
-            work = self.dispatcher.run(self.cache_hit_instructions, 1.0)
+            call = self.cache_hit_instructions
         else:
             self.reads += 1
-            work = self.dispatcher.run(self.read_instructions, 1.0)
-        yield work
+            call = self.read_instructions
+        on_cpu = yield self.dispatcher.run(cpu + call, (cpu * sys_share + call) / (cpu + call))
+        began = self.env.now - on_cpu * call / (cpu + call)
         lock = self.locks[self._pick(files)] if self.locks and self.path.readers_lock else None
         if lock is not None:
             yield lock.acquire(False)
@@ -147,6 +151,7 @@ class FileSystem:
             yield self.volume.submit("read", self.fill_bytes)
         if lock is not None:
             lock.release(False)
+        return began
 
     def pick_files(self, n: int, ranges: list | None = None) -> list[int]:
         """The files of n blocks to write: uniform over all files, or each over its range."""
