@@ -87,6 +87,9 @@ class _SteadyCpu:
     def stall_weighted_instructions(self):   # one strand a pipeline: each miss stalls latency / mlp
         return self.instructions_retired()
 
+    def counters(self):
+        return self.instructions_retired(), self.stall_weighted_instructions()
+
     def set_rate(self, ips):
         self.base, self.t0, self.ips = self.instructions_retired(), self.env.now, ips
 

@@ -286,14 +286,21 @@ class Cpu:
         return busy, sys
 
     def instructions_retired(self) -> float:
+        return self.counters()[0]
+
+    def counters(self) -> tuple[float, float]:
+        """(instructions retired, the same weighted as stall_weighted_instructions) since the last reset, in one
+        pass: the memory's feedback asks every 20 ms. An idle group has nothing to bring up to date."""
+        retired = stalled = 0.0
         for g in self.groups:
-            g._advance()
-        return sum(g.instructions for g in self.groups)
+            if g.busy:
+                g._advance()
+            retired += g.instructions
+            stalled += g.stalled
+        return retired, stalled
 
     def stall_weighted_instructions(self) -> float:
         """Instructions retired, each weighted by min(busy strands of its pipeline group, mlp): over the
         instructions, the factor a miss's stall had on stall_cycles (1 on an in-order or lone strand; with
         Hyper-Threading the window is split and a miss stalls longer: MemoryBehaviour)."""
-        for g in self.groups:
-            g._advance()
-        return sum(g.stalled for g in self.groups)
+        return self.counters()[1]

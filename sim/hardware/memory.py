@@ -104,10 +104,9 @@ class MemorySystem:
         env, cpu = self.env, self.cpu
         while True:
             yield env.timeout(INTERVAL)
-            done = cpu.instructions_retired()
+            done, weighted = cpu.counters()
             delta = done - self._last_instructions if done >= self._last_instructions else done  # after a reset
             self._last_instructions = done
-            weighted = cpu.stall_weighted_instructions()
             self.stall_weight += weighted - self._last_weighted if weighted >= self._last_weighted else weighted
             self._last_weighted = weighted
             rate = delta * self.mpi / INTERVAL
