@@ -7,6 +7,7 @@ returns a fixed fraction of the interval, so every time below is exact."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -36,6 +37,17 @@ class FixedRng:
     def uniform(self, lo: float = 0.0, hi: float = 1.0) -> float:
         self.calls += 1
         return lo + self.frac * (hi - lo)
+
+    def random(self, n: int):
+        """A block of uniforms, as the drives and volumes draw them (sim/randomness.py Draws): `calls` counts
+        those taken from it."""
+        rng = self
+
+        class Block(list):
+            def __getitem__(self, i):
+                rng.calls += 1
+                return list.__getitem__(self, i)
+        return SimpleNamespace(tolist=lambda: Block([self.frac] * n))
 
 
 def _disk(env, spec=FLAT, frac=0.25, **kw) -> Disk:

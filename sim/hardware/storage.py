@@ -17,6 +17,9 @@ from simpy.events import NORMAL
 from sim.hardware.profile import DiskSpec, data_disks
 from sim.hardware.write_cache import WriteBackCache
 from sim.metrics import Level, Mean
+from sim.randomness import Draws
+
+_DRAW_BLOCK = 256   # uniforms a drive or volume draws at once: few enough that 36 drives hold little
 
 
 class DeviceStats:
@@ -80,6 +83,7 @@ class Disk(DeviceStats):
         if queue not in ("fcfs", "elevator"):
             raise ValueError(f"queue discipline must be 'fcfs' or 'elevator', got {queue!r}")
         self.env, self.name, self.spec, self.rng = env, name, spec, rng
+        self.draws = Draws(rng, _DRAW_BLOCK)   # (the rng's own uniforms, a block at a time: the same numbers)
         self.overhead = overhead
         self.write_back = spec.write_cache   # off behind a controller's write-back cache (sim/hardware/write_cache.py)
         self.elevator = queue == "elevator"
@@ -141,7 +145,7 @@ class Disk(DeviceStats):
             else:
                 t += self.seek_time(abs(position - self.head))
                 self.head = position
-            t += self.rng.uniform(0.0, self.rotation)
+            t += self.draws.uniform() * self.rotation
         self._end_time = now + t
         return t
 
@@ -165,7 +169,7 @@ class Disk(DeviceStats):
         if offset is not None and kind == "read" and self.spec.cache_segments:
             sequential = sequential or self._prefetch_hit(offset, nbytes)
         if position is None and not sequential and self.curve:
-            position = self.rng.uniform(0.0, self.band)
+            position = self.draws.uniform() * self.band
         req = (kind, nbytes, sequential, ev, self.env.now, position, offset)   # ev: an Event or `then`
         if self.elevator and position is not None:
             self._seq += 1
@@ -287,6 +291,7 @@ class Volume:
         if layout == "raid5" and len(disks) < 2:
             raise ValueError(f"volume {name!r}: RAID5 needs at least 2 disks (data and parity), got {len(disks)}")
         self.env, self.name, self.disks, self.rng = env, name, disks, rng
+        self.draws = Draws(rng, _DRAW_BLOCK)
         self.layout, self.stripe_unit = layout, stripe_unit
         self.controllers = controllers or []
         full = data_disks(layout, len(disks)) * disks[0].spec.capacity
@@ -331,7 +336,7 @@ class Volume:
     def random_offset(self, nbytes: float) -> float:
         """A random I/O's place: a whole block at a block-aligned offset, as Oracle's are."""
         slots = max(1, int(self.capacity // nbytes)) if nbytes > 0 else 1
-        return min(int(self.rng.uniform(0.0, slots)), slots - 1) * nbytes
+        return min(int(self.draws.uniform() * slots), slots - 1) * nbytes
 
     def submit(self, kind: str, nbytes: float, offset: float | None = None, sequential: bool = False,
                destage: bool = False) -> simpy.Event:
