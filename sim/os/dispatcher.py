@@ -5,7 +5,9 @@ core, then its least busy pipeline group), as the Solaris and Linux schedulers d
 and SMT chips, and across sockets among cores equally busy (a chip's first core, then the
 next chip's: both schedulers balance load over chips, Solaris by its locality groups). With every strand busy they wait in a FIFO run queue (vmstat's `r`). A
 burst runs at most one quantum at a time; when its quantum ends and others are waiting it
-goes to the back of the queue (time slicing). CPU time is tagged usr or sys by the share of
+goes to the back of the queue (time slicing). While nobody waits, a long burst is not cut into
+quanta (an event each): it runs whole, and is cut back to its present quantum's end the moment a
+burst has to wait. CPU time is tagged usr or sys by the share of
 the burst spent in the kernel.
 """
 
