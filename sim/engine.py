@@ -7,11 +7,28 @@ order, same callbacks, same crash on an undefused failure), so every result is u
 
 from __future__ import annotations
 
-from heapq import heappop
+from heapq import heappop, heappush
 
 import simpy
 from simpy.core import URGENT, EmptySchedule, StopSimulation
-from simpy.events import Event, EventPriority
+from simpy.events import NORMAL, Event, EventPriority
+
+
+class Wakeup:
+    """What SimPy's event loop needs of an event and nothing more: a model's own timer, scheduled as
+    env.timeout would be (same time, priority and sequence number, so the event order is unchanged), without a
+    Timeout's construction. One whose callbacks are replaced by () is stale and costs only its pop."""
+
+    __slots__ = ("callbacks",)
+    _ok = True
+
+
+def wake_after(env: simpy.Environment, delay: float, callbacks) -> Wakeup:
+    """Schedule a Wakeup `delay` seconds from now that calls each of `callbacks` (a tuple, shared is fine)."""
+    wake = Wakeup()
+    wake.callbacks = callbacks
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), wake))
+    return wake
 
 
 class Environment(simpy.Environment):

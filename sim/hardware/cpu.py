@@ -25,6 +25,7 @@ import simpy
 from simpy.events import NORMAL
 
 from sim.analytic import repairman
+from sim.engine import Wakeup
 from sim.hardware.profile import CpuSpec
 
 # A burst whose finish tag is within this many instructions of the virtual clock is done:
@@ -33,15 +34,6 @@ _TAG_SLACK = 1e-6
 _ULPS = 1e-15  # about four units in the last place of a double, relative
 _NO_ARG = object()     # start() without an argument for done()
 _NO_CALLBACKS = ()     # a stale wake-up's callbacks: SimPy's loop pops it and runs nothing
-
-
-class _Wake:
-    """A group's pending wake-up: what SimPy's event loop needs of an event and nothing more
-    (scheduled as env.schedule would a Timeout, so the event order is unchanged). A wake-up
-    made stale by a later one loses its callback and costs only its pop."""
-
-    __slots__ = ("callbacks",)
-    _ok = True
 
 
 @dataclass(frozen=True)
@@ -107,7 +99,7 @@ class PipelineGroup:
         self.vt = 0.0
         self.t_last = env.now
         self.heap: list = []
-        self.pending: _Wake | None = None  # the one timeout that is not stale
+        self.pending: Wakeup | None = None  # the one wake-up that is not stale (a later one makes it stale)
         self._callbacks = (self._fire,)   # shared by every wake-up: SimPy only reads it
         self.seq = 0
         self.area_busy = self.area_issue = self.area_sys = 0.0
@@ -154,7 +146,7 @@ class PipelineGroup:
         delay = (heap[0][0] - self.vt) / self.rates[busy]
         if self.pending is not None:
             self.pending.callbacks = _NO_CALLBACKS
-        wake = self.pending = _Wake()
+        wake = self.pending = Wakeup()
         wake.callbacks = self._callbacks
         heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
 
@@ -180,13 +172,13 @@ class PipelineGroup:
         if self.heap:
             env = self.env
             delay = (self.heap[0][0] - self.vt) / self.rates[self.busy]
-            wake = self.pending = _Wake()
+            wake = self.pending = Wakeup()
             wake.callbacks = self._callbacks
             heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
         else:
             self.pending = None
 
-    def _fire(self, ev: _Wake) -> None:
+    def _fire(self, ev: Wakeup) -> None:
         if ev is not self.pending:
             return  # stale: superseded by a later change of the busy count
         # _reschedule() inlined: this runs once per slice of every burst.
@@ -211,7 +203,7 @@ class PipelineGroup:
         ev.callbacks = _NO_CALLBACKS
         if heap:
             delay = (heap[0][0] - vt) / rates[busy]
-            wake = self.pending = _Wake()
+            wake = self.pending = Wakeup()
             wake.callbacks = self._callbacks
             heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
         else:

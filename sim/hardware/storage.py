@@ -14,6 +14,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
+from sim.engine import wake_after
 from sim.hardware.profile import DiskSpec, data_disks
 from sim.hardware.write_cache import WriteBackCache
 from sim.metrics import Level, Mean
@@ -83,6 +84,8 @@ class Disk(DeviceStats):
         if queue not in ("fcfs", "elevator"):
             raise ValueError(f"queue discipline must be 'fcfs' or 'elevator', got {queue!r}")
         self.env, self.name, self.spec, self.rng = env, name, spec, rng
+        self._on_served = (self._finish,)   # the callbacks of the timer that ends each service
+        self._serving = None
         self.draws = Draws(rng, _DRAW_BLOCK)   # (the rng's own uniforms, a block at a time: the same numbers)
         self.overhead = overhead
         self.write_back = spec.write_cache   # off behind a controller's write-back cache (sim/hardware/write_cache.py)
@@ -203,10 +206,11 @@ class Disk(DeviceStats):
         self.util.set(1)
         kind, nbytes, sequential, ev, arrived, position, offset = self._pick()
         s = self.service_time(kind, nbytes, sequential, position, offset, queued=arrived < self.env.now)
-        done = self.env.timeout(s)
-        done.callbacks.append(lambda _e: self._finish(ev, arrived, nbytes, s, kind == "write"))
+        self._serving = (ev, arrived, nbytes, s, kind == "write")   # (one at a time: the drive's own timer)
+        wake_after(self.env, s, self._on_served)
 
-    def _finish(self, ev, arrived: float, nbytes: float, service: float, write: bool) -> None:
+    def _finish(self, _wake) -> None:
+        ev, arrived, nbytes, service, write = self._serving
         self.ios += 1
         self.writes += write
         self.bytes += nbytes
