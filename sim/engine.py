@@ -3,6 +3,9 @@
 SimPy's run() calls step() once per event; the call, its try/except and the attribute look-ups
 cost about a tenth of a model event here. This loop does exactly what step() does (same pop
 order, same callbacks, same crash on an undefused failure), so every result is unchanged.
+
+Wakeup is the models' own timer for the hottest paths (a pipeline group's next finish, a drive's
+service): an event the loop pops and calls, with none of a Timeout's construction.
 """
 
 from __future__ import annotations
