@@ -461,6 +461,47 @@ def test_a_lone_burst_costs_one_slice_end_however_long_and_is_cut_at_its_quantum
         assert disp.strand_utilisation() == [pytest.approx(1.0, rel=1e-9)] and cpu.strand_time()[0] == pytest.approx(env.now)
 
 
+def _round_robin(plan: dict, quantum: float = 10.0) -> dict:
+    """Finish times (ms) of bursts {name: (arrival ms, length ms)} on one strand by round robin, stepped a
+    quantum at a time: a slice ends a quantum after it began or when its burst is done; a burst not done goes
+    behind those waiting, or runs another quantum when nobody is; arrivals wait in order."""
+    arrivals = sorted(plan.items(), key=lambda kv: kv[1][0])
+    waiting, done, t, running = [], {}, 0.0, None
+    while arrivals or waiting or running:
+        if running is None:
+            if not waiting:
+                t = max(t, arrivals[0][1][0])
+                while arrivals and arrivals[0][1][0] <= t:
+                    waiting.append([arrivals[0][0], arrivals.pop(0)[1][1]])
+            running = waiting.pop(0)
+        end = t + min(quantum, running[1])
+        while arrivals and arrivals[0][1][0] < end:
+            waiting.append([arrivals[0][0], arrivals.pop(0)[1][1]])
+        running[1] -= end - t
+        t = end
+        if running[1] <= 1e-9:
+            done[running[0]] = t
+            running = None
+        elif waiting:
+            waiting.append(running)
+            running = None
+    return done
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.floats(0.0, 120.0), st.floats(0.5, 45.0)), min_size=1, max_size=7))
+def test_a_strand_serves_bursts_in_the_round_robin_that_slicing_every_quantum_gives(bursts):
+    """Whatever the arrivals, running a lone burst whole and cutting it back when one comes to wait finishes
+    every burst when plain round robin, a quantum at a time, does."""
+    plan = {f"b{i}": (at, ms) for i, (at, ms) in enumerate(bursts)}
+    env, cpu, disp = _one_strand()
+    done = []
+    _arrivals(env, disp, plan, done)
+    env.run()
+    want = _round_robin(plan)
+    assert dict(done) == {k: pytest.approx(v, abs=1e-6) for k, v in want.items()}
+
+
 def test_no_instructions_no_wait_even_on_a_saturated_cpu():
     env, cpu, disp = _one_strand()
     disp.run(1e9)                       # the only strand busy for 1 s
