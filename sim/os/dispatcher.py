@@ -51,7 +51,9 @@ class Dispatcher:
         self._by_busy[0].update(range(spec.cores))
         self.runq: deque[_Burst] = deque()
         self._on_strand: list[_Burst | None] = [None] * spec.strands
-        self._whole: set[_Burst] = set()   # bursts running whole: cut to a slice when one has to wait
+        # bursts running whole, cut to a slice when one has to wait: a dict, so that they are cut in the order they
+        # started (a set's order is their addresses': the cuts' wake-ups, and so the results, varied run to run)
+        self._whole: dict[_Burst, None] = {}
         self.busy_strands = 0
         # Time-weighted statistics (reset after warm-up).
         self._t_last = env.now
@@ -153,7 +155,7 @@ class Dispatcher:
         ends it at its slice's end, where slicing would have."""
         burst.whole = True
         burst.origin = group.vt
-        self._whole.add(burst)
+        self._whole[burst] = None
 
     def _cut_whole(self) -> None:
         """A burst is about to wait: every burst running whole ends at the end of its present slice instead (the
@@ -173,7 +175,7 @@ class Dispatcher:
         burst.on_cpu += ran
         if burst.whole:
             burst.whole = False
-            self._whole.discard(burst)
+            del self._whole[burst]
         runq = self.runq
         group = self._group_of_strand[strand]
         if burst.remaining > 0.0 and not runq:
