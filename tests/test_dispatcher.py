@@ -486,6 +486,16 @@ def test_a_lone_burst_costs_one_slice_end_however_long_and_is_cut_at_its_quantum
         assert disp.strand_utilisation() == [pytest.approx(1.0, rel=1e-9)] and cpu.strand_time()[0] == pytest.approx(env.now)
 
 
+def test_a_burst_arriving_just_as_a_quantum_ends_gets_the_strand_then():
+    """B arrives at 20 ms, when A (25 ms, alone and running whole) ends its second quantum: A is cut there, as a
+    slice ending at that instant would be, and B runs at once (a cut at the next multiple had kept it to 30 ms)."""
+    env, _cpu, disp = _one_strand()
+    done = []
+    _arrivals(env, disp, {"A": (0, 25), "B": (20, 1)}, done)
+    env.run()
+    assert done == [("B", 21.0), ("A", 26.0)] and disp.involuntary_switches == 1
+
+
 def _round_robin(plan: dict, quantum: float = 10.0) -> dict:
     """Finish times (ms) of bursts {name: (arrival ms, length ms)} on one strand by round robin, stepped a
     quantum at a time: a slice ends a quantum after it began or when its burst is done; a burst not done goes

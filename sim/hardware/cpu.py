@@ -17,6 +17,7 @@ timeout fires at the earliest tag, and a timeout made stale by a later change is
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from heapq import heapify, heappop, heappush
@@ -152,9 +153,11 @@ class PipelineGroup:
 
     def cut(self, arg, boundary: float, origin: float) -> float:
         """End the burst started with `arg` at its next multiple of `boundary` instructions after virtual time
-        `origin` (its start) instead of at its finish, if that comes first; returns the instructions taken off it."""
+        `origin` (its start) instead of at its finish, if that comes first; returns the instructions taken off it.
+        One exactly at a multiple ends now (a slice ending at this instant, as an arrival at a slice's end finds
+        it when the arrival was scheduled first); one just started runs its first slice."""
         self._advance()
-        end = origin + (int((self.vt - origin) / boundary) + 1) * boundary
+        end = origin + max(1, math.ceil((self.vt - origin) / boundary - 1e-9)) * boundary
         heap = self.heap
         for i, entry in enumerate(heap):
             if entry[4] is arg:
