@@ -114,6 +114,9 @@ class FileSystem:
         self.files = files
         self.locks = [RWLock(env) for _ in range(files)] if path.file_lock else []
         self.async_threads = async_io and not path.kaio
+        # with kernel async I/O the writer's own process makes each call, one after another (io_submit, aiowrite):
+        # its writes' CPU is one process's, not as many runnable processes as writes (sim/db/dbwr.py _issue)
+        self.serial_issue = async_io and path.kaio and not (self.locks or self.partial_writes)
         kb = block_size / 1024.0
         fs = FS_INSTRUCTIONS * (_QIO_SHARE_OF_FS if path.name in ("quick_io", "cached_quick_io") else 1.0)
         copy = COPY_INSTRUCTIONS_PER_KB * kb if path.caches else 0.0
@@ -136,12 +139,7 @@ class FileSystem:
         entering the kernel keeps its strand (two bursts had sent it back through the run queue).
         Returns when the call began: the burst's end less the call's share of its time on a strand."""
         hit = cached and self.path.caches
-        if hit:
-            self.cache_hits += 1
-            call = self.cache_hit_instructions
-        else:
-            self.reads += 1
-            call = self.read_instructions
+        call = self.cache_hit_instructions if hit else self.read_instructions
         on_cpu = yield self.dispatcher.run(cpu + call, (cpu * sys_share + call) / (cpu + call))
         began = self.env.now - on_cpu * call / (cpu + call)
         lock = self.locks[self._pick(files)] if self.locks and self.path.readers_lock else None
@@ -151,6 +149,12 @@ class FileSystem:
             yield self.volume.submit("read", self.fill_bytes)
         if lock is not None:
             lock.release(False)
+        # counted as it ends, where the instance counts its physical reads (Session.read_block): counted as it began,
+        # a read under way at the window's end was a page-cache hit and no physical read ('disk reads/s -0.2')
+        if hit:
+            self.cache_hits += 1
+        else:
+            self.reads += 1
         return began
 
     def pick_files(self, n: int, ranges: list | None = None) -> list[int]:
@@ -182,18 +186,23 @@ class FileSystem:
         if lock is not None:
             lock.release(True)
 
-    def write_then(self, file: int | None, done) -> None:
+    def write_then(self, file: int | None, done, issued=None) -> None:
         """write() for a writer that wants a call, done(), when it ends rather than an event to
         wait on (DBWR's many writes in flight). Without a file lock or a page to read first
         (raw, Quick I/O, Cached Quick I/O) the steps are chained callbacks, not a process: two
-        events fewer per write, the same work in the same order."""
+        events fewer per write, the same work in the same order. `issued()`, if given, is called once the write's
+        system call is made: a writer making its calls one after another (DBWR under kernel async I/O) makes the next."""
         if self.locks or self.partial_writes:
-            self.env.process(self._write_and_call(file, done))
+            self.env.process(self._write_and_call(file, done))   # (never serial_issue: see __init__)
             return
         self.writes += 1
         submit, size = self.volume.submit, self.write_bytes
-        self.dispatcher.run(self.write_instructions, 1.0).callbacks.append(
-            lambda _e: submit("write", size).callbacks.append(lambda _e2: done()))
+
+        def call_made(_e):
+            if issued is not None:   # the caller's process may make its next call
+                issued()
+            submit("write", size).callbacks.append(lambda _e2: done())
+        self.dispatcher.run(self.write_instructions, 1.0).callbacks.append(call_made)
 
     def _write_and_call(self, file: int | None, done):
         yield from self.write(file)
