@@ -342,13 +342,14 @@ def test_overcommitted_memory_pages_and_slows_users_down():
     assert "OS page in (swap)" in waits and "OS page in (swap)" not in {e["event"] for e in roomy.top_events}
     # slower, and more kernel time per transaction (fault handling)
     assert tight.tpm < roomy.tpm and tight.cpu_sys / tight.tpm > roomy.cpu_sys / roomy.tpm
-    # vmstat's paging, over the measured window as the swap drive's own figures are: 4 KB pages in, as many out,
-    # read in clusters of at most 8 pages; the drive moves si + so (to the writes still queued at the end)
+    # vmstat's paging, over the measured window as the swap drive's own figures are: 4 KB pages faulted in, read in
+    # clusters of 8 pages (fewer reads than faults), si every page the clusters bring in (as Linux's pswpin counts
+    # them, read-around included: the drive's read KB/s), so the faulted pages written out to make room
     paging = tight.extra["paging"]
-    assert paging["swap_in_kb_per_s"] == paging["swap_out_kb_per_s"] == pytest.approx(4 * paging["page_ins_per_s"])
-    assert paging["page_ins_per_s"] / 8 <= paging["swap_reads_per_s"] < paging["page_ins_per_s"]
     swap = tight.devices["local"]
-    assert swap["mb_per_s"] * 1024 == pytest.approx(paging["swap_in_kb_per_s"] + paging["swap_out_kb_per_s"], rel=0.05)
+    assert paging["swap_reads_per_s"] == swap["reads_per_s"] < paging["page_ins_per_s"]
+    assert paging["swap_in_kb_per_s"] == pytest.approx(32 * swap["reads_per_s"])
+    assert paging["swap_out_kb_per_s"] == pytest.approx(4 * paging["page_ins_per_s"])
     assert "paging" not in roomy.extra
     from sim.report import full
     assert "Paging (vmstat): page-ins/s " in full(tight) and "Paging" not in full(roomy)

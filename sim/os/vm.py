@@ -154,10 +154,12 @@ class VirtualMemory:
         self.page_ins = self.swap_reads = 0
 
     def paging(self, span: float) -> dict:
-        """vmstat's paging over a span: pages faulted in from swap a second, as KB/s swapped in (si) and out (so:
-        kswapd writes out as much as comes in), and the clustered swap reads they took."""
-        kb = self.page_ins * PAGE / 1024.0 / span
-        return {"page_ins_per_s": self.page_ins / span, "swap_in_kb_per_s": kb, "swap_out_kb_per_s": kb,
+        """vmstat's paging over a span: pages faulted in from swap a second; si, the KB/s read from swap, read-around
+        included (Linux counts every page a swap read brings in, pswpin: the swap device's read MB/s); so, the KB/s
+        kswapd writes out to make room for the faulted pages; and the clustered swap reads."""
+        return {"page_ins_per_s": self.page_ins / span,
+                "swap_in_kb_per_s": self.swap_reads * SWAP_CLUSTER * PAGE / 1024.0 / span,
+                "swap_out_kb_per_s": self.page_ins * PAGE / 1024.0 / span,
                 "swap_reads_per_s": self.swap_reads / span}
 
     def expected_faults(self, working_set: float) -> float:
@@ -183,6 +185,6 @@ class VirtualMemory:
             reads = -(-faults // SWAP_CLUSTER)
             for _ in range(reads):
                 yield self.swap_device.submit("read", SWAP_CLUSTER * PAGE)
-            self.swap_reads += reads
+                self.swap_reads += 1   # (as each ends, as the device counts it)
             self.swap_device.submit("write", faults * PAGE)  # kswapd makes room: not waited for
         return due - faults
