@@ -25,7 +25,7 @@ class _Files:
     def pick_files(self, n, ranges=None):
         return [0 if r is None else r[0] for r in (ranges or [None] * n)]
 
-    def write_then(self, file, done, issued=None):
+    def write_then(self, file, done):
         self.started.append(self.env.now)
         self.files.append(file)
 

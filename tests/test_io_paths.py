@@ -134,7 +134,7 @@ class _Files:
             return self.pick(n)
         return [0 if r is None else r[0] for r in (ranges or [None] * n)]
 
-    def write_then(self, file, done, issued=None):
+    def write_then(self, file, done):
         self.order.append(file)
         self.env.timeout(0.01).callbacks.append(lambda _e: done())
 

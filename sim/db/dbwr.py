@@ -110,10 +110,10 @@ class DatabaseWriter:
         self._replayed = 0                     # the next of them a stand-in buffer takes (_replay)
         self.fill_rate: float | None = None    # net fill rate g (buffers/s) the last catch_up saw
         self._gathering = False                # gathering a batch (busy, writes in flight or not)
-        # with kernel async I/O DBWR makes its writes' system calls itself, one at a time: one process on a strand,
-        # not up to `width` bursts at once in the run queue (I/O slaves and library threads are processes of their own)
+        # with kernel async I/O DBWR makes its writes' system calls itself: one process on a strand, not up to
+        # `width` bursts at once in the run queue (I/O slaves and library threads are processes of their own)
         self.serial = io_slaves <= 0 and async_io and getattr(datafiles, "serial_issue", False)
-        self._issuing = False                  # (serial) a write's system call on a strand now
+        self._issuing = False                  # (serial) its calls on a strand now
         env.process(self._run())
 
     def dirty(self, n: int, files: tuple[int, int] | None = None, checkpoint: bool = False) -> None:
@@ -226,20 +226,24 @@ class DatabaseWriter:
     def _issue(self) -> None:
         if self._watched is not None and self._busy_from is None and self.batch_left:
             self._busy_from = self.env.now
-        while self.batch_left and self.in_flight < self.width:
-            if self.serial:
-                if self._issuing:
-                    break
-                self._issuing = True
+        room = min(self.batch_left, self.width - self.in_flight)
+        if self.serial and room > 0 and not self._issuing:   # one process: its calls for all it may issue, at once
+            self._issuing = True
+            self.batch_left -= room
+            self.in_flight += room
+            for _ in range(room):
+                self.order.popleft()   # (no file lock on a kernel async I/O path: the file does not matter)
+            self.datafiles.submit_writes(room, self._written, self._issued)
+        while not self.serial and self.batch_left and self.in_flight < self.width:
             self.batch_left -= 1
             self.in_flight += 1
-            self.datafiles.write_then(self.order.popleft(), self._written, self._issued if self.serial else None)
+            self.datafiles.write_then(self.order.popleft(), self._written)
         if not self.batch_left and self.pending >= self.batch_size and self.wakeup is not None \
                 and not self.wakeup.triggered:   # the batch is out and the next is due
             self.wakeup.succeed()
 
     def _issued(self) -> None:
-        """(serial) The last write's system call is made: DBWR makes the next."""
+        """(serial) DBWR's calls are made: it issues what has come due meanwhile."""
         self._issuing = False
         self._issue()
 

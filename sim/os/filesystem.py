@@ -114,8 +114,8 @@ class FileSystem:
         self.files = files
         self.locks = [RWLock(env) for _ in range(files)] if path.file_lock else []
         self.async_threads = async_io and not path.kaio
-        # with kernel async I/O the writer's own process makes each call, one after another (io_submit, aiowrite):
-        # its writes' CPU is one process's, not as many runnable processes as writes (sim/db/dbwr.py _issue)
+        # with kernel async I/O the writer's own process makes the calls (io_submit, aiowrite: sim/db/dbwr.py _issue):
+        # its writes' CPU is one process's, not as many runnable processes as writes
         self.serial_issue = async_io and path.kaio and not (self.locks or self.partial_writes)
         kb = block_size / 1024.0
         fs = FS_INSTRUCTIONS * (_QIO_SHARE_OF_FS if path.name in ("quick_io", "cached_quick_io") else 1.0)
@@ -186,23 +186,31 @@ class FileSystem:
         if lock is not None:
             lock.release(True)
 
-    def write_then(self, file: int | None, done, issued=None) -> None:
+    def write_then(self, file: int | None, done) -> None:
         """write() for a writer that wants a call, done(), when it ends rather than an event to
         wait on (DBWR's many writes in flight). Without a file lock or a page to read first
         (raw, Quick I/O, Cached Quick I/O) the steps are chained callbacks, not a process: two
-        events fewer per write, the same work in the same order. `issued()`, if given, is called once the write's
-        system call is made: a writer making its calls one after another (DBWR under kernel async I/O) makes the next."""
+        events fewer per write, the same work in the same order."""
         if self.locks or self.partial_writes:
-            self.env.process(self._write_and_call(file, done))   # (never serial_issue: see __init__)
+            self.env.process(self._write_and_call(file, done))
             return
         self.writes += 1
         submit, size = self.volume.submit, self.write_bytes
+        self.dispatcher.run(self.write_instructions, 1.0).callbacks.append(
+            lambda _e: submit("write", size).callbacks.append(lambda _e2: done()))
 
-        def call_made(_e):
-            if issued is not None:   # the caller's process may make its next call
-                issued()
-            submit("write", size).callbacks.append(lambda _e2: done())
-        self.dispatcher.run(self.write_instructions, 1.0).callbacks.append(call_made)
+    def submit_writes(self, n: int, done, issued) -> None:
+        """n writes from one process under kernel async I/O (serial_issue): their system calls one burst on its
+        strand (io_submit of n requests; aiowrite after aiowrite), then all in flight together; issued() once
+        they are made, done() as each ends. One process, so it adds one to the run queue, not n."""
+        self.writes += n
+        submit, size = self.volume.submit, self.write_bytes
+
+        def made(_e):
+            for _ in range(n):
+                submit("write", size).callbacks.append(lambda _e2: done())
+            issued()
+        self.dispatcher.run(n * self.write_instructions, 1.0).callbacks.append(made)
 
     def _write_and_call(self, file: int | None, done):
         yield from self.write(file)
