@@ -153,3 +153,84 @@ def test_a_behaviour_change_with_two_bursts_running_wakes_for_the_nearer_one():
     env.process(change())
     env.run()
     assert done == pytest.approx({"A": 0.9, "B": 2.5}, abs=1e-9)
+
+
+@pytest.mark.parametrize("mlp, weighted", [(0.5, 400.0), (1.5, 500.0), (2.0, 600.0)])
+def test_stall_weighted_instructions_weigh_each_by_min_busy_strands_mlp_and_reset(mlp, weighted):
+    """No stalls, 1,000 instructions/s shared by a group of two strands: A=300 and B=100 from 0 run at 500/s
+    each; B ends at 0.2 (200 retired with 2 busy), A's last 200 alone by 0.4. Each instruction weighs
+    min(busy, max(mlp, 1)): 200 x min(2, mlp') + 200 x 1, mlp' = 1 (0.5 is clamped: a window holds at least one
+    miss), 1.5 or 2: 400, 500, 600 of 400 retired. A reset forgets both counts."""
+    env, cpu = _cpu(_spec(strands=2), MemoryBehaviour(0.0, 0.0, mlp))
+    cpu.execute(0, 300, 0.0, lambda: None)
+    cpu.execute(1, 100, 0.0, lambda: None)
+    env.run()
+    assert env.now == pytest.approx(0.4, abs=1e-9)
+    assert cpu.counters() == pytest.approx((400.0, weighted), rel=1e-12)
+    assert cpu.stall_weighted_instructions() == pytest.approx(weighted, rel=1e-12)
+    cpu.reset_stats()
+    assert cpu.counters() == (0.0, 0.0)
+
+
+def test_rate_table_clamps_an_mlp_below_one_and_queues_only_with_fewer_pipelines_than_strands():
+    """mpi 0.01, stall 100, cpi 1 at 1e9 Hz: a strand alone is CPI 2, 5e8/s. Two strands on one pipeline are the
+    repairman M/M/1//2 with think = service = 100 cycles: p0:p1:p2 = 1:2:2, the pipeline busy 0.8, 4e8/s each; an
+    mlp of 0.5 stalls as 1 does (stall x min(n, max(mlp, 1))). On two pipelines nobody queues: 5e8/s each, each
+    pipeline issuing half the time (util 0.5 / 2 with one strand, 1 / 2 with two)."""
+    for mlp in (0.5, 1.0):
+        rates, utils = rate_table(2, 1, 1.0, 0.01, 100.0, 1e9, mlp)
+        assert rates == pytest.approx((0.0, 5e8, 4e8), rel=1e-12)
+        assert utils == pytest.approx((0.0, 0.5, 0.8), rel=1e-12)
+    rates, utils = rate_table(2, 2, 1.0, 0.01, 100.0, 1e9)
+    assert rates == pytest.approx((0.0, 5e8, 5e8), rel=1e-12)
+    assert utils == pytest.approx((0.0, 0.25, 0.5), rel=1e-12)
+
+
+def test_a_user_burst_after_kernel_work_counts_no_sys_time():
+    """A (sys 0.1) and B (sys 0.2), 100 instructions each, end together at 0.2: adding and taking off their
+    shares leaves 0.1 + 0.2 - 0.1 - 0.2 = 5.6e-17 in floats, so an idle group's sys weight is set to 0. After a
+    reset, C (all user) alone for 0.1 s counts 0.1 s busy and exactly no sys time."""
+    env, cpu = _cpu()
+    cpu.execute(0, 100, 0.1, lambda: None)
+    cpu.execute(1, 100, 0.2, lambda: None)
+    env.run()
+    assert env.now == pytest.approx(0.2, abs=1e-9)
+    env.run(until=1.0)
+    cpu.reset_stats()
+    cpu.execute(2, 100, 0.0, lambda: None)
+    env.run()
+    busy, sys = cpu.strand_time()
+    assert busy == pytest.approx(0.1, rel=1e-9) and sys == 0.0
+
+
+def test_a_burst_cut_a_hair_behind_the_virtual_clock_ends_now_and_time_never_runs_back():
+    """A=300 alone at 1,000/s; at 0.1 (vt 100) it is cut at slices of 100 - 5e-8 instructions: vt is 5e-10 of a
+    slice past the first slice's end, float slack (cut allows 1e-9), so A ends at that end, now, and gives back
+    300 - (100 - 5e-8). B=100 starts at the same instant: A's tag is 5e-8 behind vt, and B's wake-up must not be
+    scheduled before now (it was 1e-10 s in the past unclamped). A ends at 0.1; B's 100 alone end at 0.2."""
+    env, cpu = _cpu()
+    g = cpu.groups[0]
+    out = []
+    g.start(300, 0.0, lambda a: out.append((a, env.now)), "A")
+    env.run(until=0.1)
+    assert g.cut("A", 100 - 5e-8, 0.0) == pytest.approx(200 + 5e-8, abs=1e-9)
+    g.start(100, 0.0, lambda a: out.append((a, env.now)), "B")
+    env.run()
+    assert out[0] == ("A", 0.1)    # exactly the instant of the cut: the clock never went back
+    assert out[1][0] == "B" and out[1][1] == pytest.approx(0.2, abs=1e-9)
+
+
+def test_a_cut_that_brings_a_burst_below_the_soonest_finish_ends_it_first():
+    """A=100, B=200, C=1,000 from 0 share 1,000/s (333/s each); at 0.03 (vt 10) C is cut at slices of 50: its tag
+    50 now comes before A's 100, so C ends first, at vt 50, 0.15 s, giving back 950. Two busy (500/s): A's last
+    50 end at 0.25 (B has 100 done); B's last 100 alone (1,000/s) at 0.35. (Left where it was in the heap, C had
+    ended with A at 0.3.)"""
+    env, cpu = _cpu()
+    g = cpu.groups[0]
+    done = {}
+    for name, n in (("A", 100), ("B", 200), ("C", 1000)):
+        g.start(n, 0.0, lambda a: done.__setitem__(a, env.now), name)
+    env.run(until=0.03)
+    assert g.cut("C", 50, 0.0) == pytest.approx(950, abs=1e-9)
+    env.run()
+    assert done == pytest.approx({"C": 0.15, "A": 0.25, "B": 0.35}, abs=1e-9)

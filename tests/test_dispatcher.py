@@ -496,6 +496,76 @@ def test_a_burst_arriving_just_as_a_quantum_ends_gets_the_strand_then():
     assert done == [("B", 21.0), ("A", 26.0)] and disp.involuntary_switches == 1
 
 
+def test_a_burst_cut_for_a_waiter_that_found_another_strand_keeps_its_strand_and_runs_whole_again():
+    """Two strands on two cores, 1e9 instructions/s each, 10 ms slices. A (25 ms) runs whole on strand 0; C
+    arriving at 5 ms cuts it back to 10 ms but gets strand 1 at 7 ms when B (7 ms) ends. At 10 ms nobody waits:
+    A keeps its strand and runs whole again from there (no switch), so E, arriving at 10.5 ms, cuts it to 20 ms,
+    the end of its new slice; E gets strand 1 at 11 ms (C ends) and runs to 20.5. D (12 ms) waits for A's cut
+    at 20 ms (one switch) and ends at 21; A ends its last 5 ms on strand 1 at 25.5. Strand 0 was busy 21 ms
+    (A 0-20, D 20-21), strand 1 25.5 ms (B 7, C 4, E 9.5, A 5), and each burst's event is worth its own length."""
+    env, _cpu, disp = make(make_spec(cores=2, strands=1, pipelines=1), mpi=0.0, stall=0.0)
+    done = []
+    _arrivals(env, disp, {"A": (0, 25), "B": (0, 7), "C": (5, 4), "E": (10.5, 9.5), "D": (12, 1)}, done)
+    env.run()
+    assert done == [("B", 7.0), ("C", 11.0), ("E", 20.5), ("D", 21.0), ("A", 25.5)]
+    assert disp.involuntary_switches == 1
+    assert disp.strand_busy_time == pytest.approx([0.021, 0.0255], rel=1e-9)
+
+
+def test_a_burst_once_cut_is_not_cut_again_when_it_later_runs_a_plain_slice():
+    """One strand. A (39 ms at 1 ms) runs whole; B (18 ms at 14 ms) cuts it at its second quantum's end, 21 ms.
+    Then B 21-31, A 31-41, B's last 8 ms to 49, A's last 9 ms from 49 as a plain slice (under a quantum): C
+    (25 ms at 51 ms) waits for it, to 58, and runs to 83. Three switches (21, 31, 41). Were A still listed as
+    running whole, C would cut it at the multiple of a quantum since its first start, 51 ms, 2 ms in."""
+    env, _cpu, disp = _one_strand()
+    done = []
+    _arrivals(env, disp, {"A": (1, 39), "B": (14, 18), "C": (51, 25)}, done)
+    env.run()
+    assert done == [("B", 49.0), ("A", 58.0), ("C", 83.0)] and disp.involuntary_switches == 3
+
+
+def test_a_whole_burst_is_cut_at_a_quantum_of_the_rates_it_runs_at_when_one_comes_to_wait():
+    """One strand at 1e9 instructions/s; A = 1e9 instructions runs whole from 0. At 5 ms (5e6 done) misses slow it
+    to CPI 2, 5e8/s: a slice is now 5e6 instructions. B (1e6) arrives at 18 ms, vt 5e6 + 6.5e6 = 11.5e6: A is cut
+    at the next multiple, 15e6, reached at 25 ms (a slice counted at the first rate, 1e7, cut it at 2e7: 35 ms, B
+    waiting 17 ms, more than a quantum). B's 1e6 take 2 ms: done at 27 ms; A's other 985e6 at 5e8/s end at 1,997 ms."""
+    env, cpu, disp = _one_strand()
+    done = {}
+
+    def proc(name, at, instructions):
+        yield env.timeout(at)
+        yield disp.run(instructions)
+        done[name] = env.now
+
+    def slow_down():
+        yield env.timeout(0.005)
+        cpu.set_behaviour(MemoryBehaviour(0.01, 100.0))
+
+    env.process(proc("A", 0.0, 1e9))
+    env.process(slow_down())
+    env.process(proc("B", 0.018, 1e6))
+    env.run()
+    assert done == pytest.approx({"B": 0.027, "A": 1.997}, abs=1e-9)
+    assert disp.involuntary_switches == 1
+
+
+def test_a_strand_busy_throughout_shows_exactly_100_pct():
+    """One strand running 0.7 ms bursts back to back, statistics reset at 2.1 ms, read at 10.7 ms: busy the whole
+    span, so mpstat shows exactly 1. The slices' times added up exceed the span by an ulp (1.0000000000000002
+    unclamped): the value is capped at 1."""
+    env, _cpu, disp = _one_strand()
+
+    def proc():
+        while True:
+            yield disp.run(0.7e6)
+
+    env.process(proc())
+    env.run(until=0.0021)
+    disp.reset_stats()
+    env.run(until=0.0107)
+    assert disp.strand_utilisation() == [1.0]
+
+
 def _round_robin(plan: dict, quantum: float = 10.0) -> dict:
     """Finish times (ms) of bursts {name: (arrival ms, length ms)} on one strand by round robin, stepped a
     quantum at a time: a slice ends a quantum after it began or when its burst is done; a burst not done goes
@@ -528,7 +598,9 @@ def _round_robin(plan: dict, quantum: float = 10.0) -> dict:
 def test_a_strand_serves_bursts_in_the_round_robin_that_slicing_every_quantum_gives(bursts):
     """Whatever the arrivals, running a lone burst whole and cutting it back when one comes to wait finishes
     every burst when plain round robin, a quantum at a time, does."""
-    plan = {f"b{i}": (at, ms) for i, (at, ms) in enumerate(bursts)}
+    # arrivals on a nanosecond grid: a subnormal one (5e-324 ms) is 0.0 s in the simulation, level with an arrival
+    # at 0 listed after it and so ahead of it, but not in the round robin's milliseconds
+    plan = {f"b{i}": (round(at, 6), ms) for i, (at, ms) in enumerate(bursts)}
     env, cpu, disp = _one_strand()
     done = []
     _arrivals(env, disp, plan, done)
@@ -562,6 +634,24 @@ def test_a_finished_burst_is_an_ordinary_processed_event():
     assert env.now == pytest.approx(0.001, rel=1e-9)
     assert ev.triggered and ev.processed and ev.ok and ev.value == pytest.approx(0.001, rel=1e-9)
     assert either.value == {ev: ev.value}
+
+
+def test_a_finished_burst_wakes_every_process_waiting_on_it_in_the_order_they_waited():
+    """Two processes wait on one burst's event: both resume when it ends (1e6 instructions at 1e9/s: 1 ms), in
+    the order they began to wait, each getting its 1 ms on a strand."""
+    env, _cpu, disp = _one_strand()
+    ev = disp.run(1e6)
+    log = []
+
+    def waiter(name):
+        on_cpu = yield ev
+        log.append((name, env.now, on_cpu))
+
+    env.process(waiter("first"))
+    env.process(waiter("second"))
+    env.run()
+    assert log == [("first", pytest.approx(0.001, rel=1e-9), pytest.approx(0.001, rel=1e-9)),
+                   ("second", pytest.approx(0.001, rel=1e-9), pytest.approx(0.001, rel=1e-9))]
 
 
 def test_a_time_slice_stays_a_quantum_long_when_the_strands_slow_down():

@@ -83,3 +83,85 @@ def test_callbacks_after_the_stop_run_when_the_simulation_resumes(make):
     assert log == [("waiter", 1.0), ("same instant", 1.0)]
     with pytest.raises(ValueError, match="greater than the current"):
         env.run(until=env.now)
+
+
+@pytest.mark.parametrize("make", [simpy.Environment, engine.Environment])
+def test_wake_after_fires_where_a_timeout_scheduled_then_would(make):
+    """At t=1, a timeout, a Wakeup and a timeout, each 0.5 s ahead: all three at 1.5, in the order scheduled
+    (NORMAL priority and the next sequence number, as env.timeout)."""
+    env = make()
+    env.run(until=1.0)
+    log = []
+    env.timeout(0.5).callbacks.append(lambda _e: log.append(("timeout 1", env.now)))
+    engine.wake_after(env, 0.5, (lambda _e: log.append(("wakeup", env.now)),))
+    env.timeout(0.5).callbacks.append(lambda _e: log.append(("timeout 2", env.now)))
+    env.run()
+    assert log == [("timeout 1", 1.5), ("wakeup", 1.5), ("timeout 2", 1.5)]
+
+
+@pytest.mark.parametrize("make", [simpy.Environment, engine.Environment])
+def test_a_stop_at_a_time_comes_before_what_was_due_then_and_a_processed_until_returns_at_once(make):
+    """A timeout due at 2 scheduled before run(until=2): the stop (URGENT) comes first, the timeout at the next
+    run. run(until=a process done and processed at 4) returns its value at once: still at 5, a timeout pending."""
+    env = make()
+    log = []
+    env.timeout(2).callbacks.append(lambda _e: log.append(env.now))
+    env.run(until=2)
+    assert log == [] and env.now == 2 and isinstance(env.now, int)   # an int until keeps the time an int
+    env.run(until=3)
+    assert log == [2]
+
+    def proc():
+        yield env.timeout(1)
+        return "done"
+    p = env.process(proc())
+    env.run(until=5)
+    env.timeout(2)
+    assert env.run(until=p) == "done" and env.now == 5
+
+
+@pytest.mark.parametrize("make", [simpy.Environment, engine.Environment])
+def test_callbacks_left_by_a_stop_run_before_an_urgent_event_it_let_in(make):
+    """The stop's event has a callback ahead of run()'s stop that starts a process (an URGENT initialisation at
+    the same instant) and one after it. Resumed, the event (priority -1) runs its last callback before that
+    process starts."""
+    env = make()
+    stop, log = env.event(), []
+
+    def started():
+        log.append("started")
+        yield env.timeout(0)
+
+    stop.callbacks.append(lambda _e: (log.append("first"), env.process(started())))
+
+    def trigger():
+        yield env.timeout(1.0)
+        stop.succeed()
+
+    def second():
+        yield env.timeout(0.5)
+        yield stop
+        log.append("second")
+
+    env.process(trigger())
+    env.process(second())
+    env.run(until=stop)
+    assert log == ["first"]
+    env.run()
+    assert log == ["first", "second", "started"]
+
+
+@pytest.mark.parametrize("make", [simpy.Environment, engine.Environment])
+def test_a_defused_failure_is_ignored_and_an_undefused_one_is_raised_as_a_copy_caused_by_it(make):
+    """As SimPy's step(): a failed event marked defused does not crash the run; one not defused is raised as a
+    new exception of its type and arguments whose __cause__ is the original."""
+    env = make()
+    quiet = env.event()
+    quiet.fail(KeyError("quiet"))
+    quiet.defused = True
+    env.run()                      # defused: no crash
+    original = ValueError("loud", 7)
+    env.event().fail(original)
+    with pytest.raises(ValueError) as info:
+        env.run()
+    assert info.value is not original and info.value.args == ("loud", 7) and info.value.__cause__ is original

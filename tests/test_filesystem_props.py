@@ -142,6 +142,25 @@ def test_the_cpu_up_to_a_read_is_the_calls_burst_and_the_call_is_timed_from_its_
     assert proc.value == pytest.approx(burst_end - call * 1e-9, abs=1e-15)
 
 
+@pytest.mark.parametrize("path, end", [("ufs_buffered", 2.0), ("linux_buffered", 1.5), ("raw", 1.5)])
+def test_a_read_is_timed_from_its_call_and_waits_for_a_write_to_its_file_only_where_readers_lock(path, end):
+    """One file; a write holds its lock from 0 to 1 s (its disk write, 1 s; the page is cached: no read first).
+    A read called at 0.5 s (no CPU time: the stub's strand is instant) begins then. On UFS it waits for the lock
+    and reads 1-2 s; Linux readers take no lock and raw has none: it reads 0.5-1.5. Either way it began at 0.5:
+    the lock's wait is part of the read's."""
+    env, cpu, disk, fs = _fs(path, files=1)
+    out = []
+
+    def reader():
+        yield env.timeout(0.5)
+        began = yield from fs.read(False)
+        out.append((began, env.now))
+    env.process(fs.write(0))
+    env.process(reader())
+    env.run()
+    assert out == [(0.5, end)]
+
+
 def test_the_share_of_partial_writes_that_read_their_page_is_the_page_cache_miss_share():
     n = 4000
     for hit in (0.0, 0.3, 0.8, 1.0):
