@@ -220,7 +220,7 @@ def full(r: Result) -> str:
             text = "Devices (iostat-like)\n" + table(["device", "IOPS", "r/s", "w/s", "MB/s", "%b", "svc_t (ms)",
                                                        "wait+svc (ms)"], rows)
             # a mirrored or RAID5 write, or a striped I/O split over drives, is several drive operations
-            notes = [f"  {n}: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s; "
+            notes = [f"  {n}: {figure(d['iops'])} I/Os/s to the device are {figure(d['drive_ops_per_s'])} drive operations/s; "
                      f"svc_t and %b are the drives', wait+svc the device's I/Os'" for n, d in r.devices.items()
                      if d["iops"] > 0 and abs(d.get("drive_ops_per_s", d["iops"]) / d["iops"] - 1.0) > 0.01]
             # a cache acknowledges a write before the drives destage it, so wait+svc may be below svc_t

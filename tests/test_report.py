@@ -372,8 +372,17 @@ def test_a_mirrored_device_reports_drive_operations_that_make_its_busy_share():
     drives = sc.profile.storage.disk_groups["array"].count
     assert d["drive_ops_per_s"] > 1.2 * d["iops"]                       # mirrored writes
     assert d["drive_ops_per_s"] * d["avg_service_ms"] / 1000.0 / drives == pytest.approx(d["util_pct"] / 100.0, rel=0.05)
-    assert f"array: {d['iops']:,.0f} I/Os/s to the device are {d['drive_ops_per_s']:,.0f} drive operations/s" \
-        in report.full(r)
+    assert f"array: {report.figure(d['iops'])} I/Os/s to the device are {report.figure(d['drive_ops_per_s'])} drive " \
+           "operations/s" in report.full(r)
+
+
+def test_a_light_device_s_drive_operations_note_shows_the_ratio_it_is_about():
+    """Rounded to whole numbers, 0.6 I/Os/s as 1.2 drive operations/s read '1 I/Os/s ... are 1 drive operations/s'
+    (a ue10000 at 12 users): the note exists because the two differ, so it shows them to three digits."""
+    r = _steady_result()
+    r.devices = {"data": {"iops": 0.6, "reads_per_s": 0.0, "writes_per_s": 0.6, "mb_per_s": 0.0, "util_pct": 0.0,
+                          "avg_service_ms": 3.4, "avg_response_ms": 3.67, "drive_ops_per_s": 1.2}}
+    assert "  data: 0.6 I/Os/s to the device are 1.2 drive operations/s;" in report.full(r)
 
 
 def test_the_write_back_cache_note_is_for_devices_whose_writes_it_took():
