@@ -11,6 +11,7 @@ from sim import scenario
 from sim.analytic import lru_simulate
 from sim.config import ConfigError
 from sim.db.buffer_cache import BufferCache, Segment
+from sim.os.filesystem import PATHS, FileSystem, LogFile
 from sim.os.rwlock import RWLock as FileLock
 from sim.run import run
 from stubs import InstantCpu as _Cpu
@@ -140,7 +141,6 @@ class _Files:
 
 
 def _fs(path, page_hit, files=2):
-    from sim.os.filesystem import PATHS, FileSystem
     env = simpy.Environment()
     disk = _Disk(env)
     fs = FileSystem(env, _Cpu(env), disk, PATHS[path], files, 2048, True, np.random.default_rng(1), page_size=8192)
@@ -193,7 +193,6 @@ def test_write_then_does_what_write_does_and_calls_back_at_its_end(path):
 
 
 def _log_writes(path, sizes):
-    from sim.os.filesystem import PATHS, LogFile
     env = simpy.Environment()
     disk = _Disk(env)
     log = LogFile(env, _Cpu(env), disk, PATHS[path], 8192)
@@ -221,7 +220,6 @@ def test_direct_redo_writes_just_the_redo(path):
 
 
 def test_redo_on_a_buffered_file_lengthens_log_file_sync_and_raw_writes_to_the_drive():
-    from sim.os.filesystem import LogFile
     from sim.system import System
     base = {"os.filesystem": "vxfs_direct", "database.db_cache": "1 GB"}
     plain = System(_ue(**base))   # raw, the default: LGWR writes to the redo drive itself
@@ -437,3 +435,25 @@ def test_disk_reads_are_never_negative_when_every_read_hits_the_page_cache():
     x = run(sc).extra
     assert x["os_cache_hits_per_s"] <= x["physical_reads_per_s"]
     assert x["disk_reads_per_s"] >= 0.0
+
+
+def test_oracle_on_linux_writes_file_system_files_synchronously_whatever_disk_asynch_io_says():
+    """Oracle on Linux does not emulate async I/O with library threads: on file system files it is synchronous
+    unless filesystemio_options is asynch, "none" by default (Red Hat's tuning guide for 9i and 10g, 12.3). With
+    disk_asynch_io true, linux_buffered had written a batch as up to 256 library threads at once, each its own
+    runnable process (an opteron-2way 7% busy showed r 0.27). Now the run is the run with it false, event for
+    event; Solaris's buffered paths keep their library threads."""
+    def opteron(asynch: bool):
+        return run(scenario.load(None, {
+            "users": 200, "think_time": "0.2 s", "keying_time": "0 s", "warehouses": 10, "users_on_host": True,
+            "database.db_cache": "64 MB", "database.disk_asynch_io": asynch, "database.redo_device": "external",
+            "database.data_device": "external", "os.filesystem": "linux_buffered", "run.seed": 5,
+            "run.warmup": "2 s", "run.batch": "0.5 s", "run.min_batches": 2, "run.max_time": "4 s"},
+            profile="opteron-2way", workload="tpcc"))
+    on, off = opteron(True), opteron(False)
+    assert on.extra["physical_writes_per_s"] > 50.0   # DBWR writing
+    assert (on.events, on.tpm, on.run_queue, on.cpu_sys) == (off.events, off.tpm, off.run_queue, off.cpu_sys)
+    env = simpy.Environment()
+    for path, threads in [("linux_buffered", False), ("vxfs_buffered", True), ("ufs_direct", True), ("raw", False)]:
+        fs = FileSystem(env, _Cpu(env), _Disk(env), PATHS[path], 1, 8192.0, True, np.random.default_rng(0))
+        assert (fs.async_io, fs.async_threads) == (path != "linux_buffered", threads)

@@ -85,7 +85,8 @@ class DatabaseSpec:
                                         "as many files as it needs, and its I/O goes to those files (omit: every "
                                         "block equally likely in any datafile)", kind="size", default=None,
                                         positive=True)
-    disk_asynch_io: bool = param("disk_asynch_io: DBWR writes asynchronously", default=True)
+    disk_asynch_io: bool = param("disk_asynch_io: DBWR writes asynchronously (where os.filesystem has async I/O: "
+                                 "not linux_buffered)", default=True)
     dbwr_io_slaves: int = param("dbwr_io_slaves: I/O slaves writing synchronously for DBWR (0: none)",
                                 default=0, minimum=0)
     dbwr_max_writes: int = param("_db_writer_max_writes: most DBWR writes outstanding at once (0: as many as its "
@@ -147,7 +148,7 @@ class Instance:
         self.dbwr = None
         if datafiles is not None:
             self.dbwr = DatabaseWriter(env, dispatcher, datafiles, spec.db_cache / spec.block_size,
-                                       spec.disk_asynch_io, spec.dbwr_io_slaves, self.waits, spec.dbwr_max_writes)
+                                       datafiles.async_io, spec.dbwr_io_slaves, self.waits, spec.dbwr_max_writes)
             if spec.redo_log_size is not None:
                 self.lgwr.checkpoints = LogSwitchCheckpoints(env, self.dbwr, spec.redo_log_size,
                                                              spec.redo_log_groups, self.waits)

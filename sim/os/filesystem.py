@@ -6,8 +6,8 @@ They differ in three ways that matter to a database:
 - CPU: every physical I/O costs a system call, the driver and an interrupt (sys time); a
   file system adds its block map and inode work; a buffered path copies each block between
   the page cache and the caller; without kernel async I/O (KAIO, only for character devices:
-  raw volumes and Quick I/O files) Oracle's async I/O is emulated by library threads, each
-  I/O costing LWP switches.
+  raw volumes and Quick I/O files) Oracle's async I/O is emulated by library threads on Solaris
+  (libaio), each I/O costing LWP switches; on Linux file systems it is not used (below).
 - Caching: buffered files and Cached Quick I/O keep blocks in the OS page cache, a second
   level under the buffer cache; a read found there costs CPU and no disk.
 - Locking: a regular file has the POSIX single-writer lock (the inode's reader/writer lock,
@@ -21,7 +21,11 @@ They differ in three ways that matter to a database:
   file queue behind each other, readers never wait. Oracle opens buffered datafiles O_DSYNC
   ("Oracle insists on the synchronous completion of writes for all buffered I/O to database
   files. This is done by using the O_DSYNC" flag, S. Adams, Ixora, "Buffered I/O"), which 2.4
-  treats as O_SYNC. There is no kernel AIO for files in 2.4.19.
+  treats as O_SYNC. There is no kernel AIO for files in 2.4.19, and Oracle on Linux does not emulate it
+  with library threads: on file system files its I/O is synchronous unless filesystemio_options is
+  asynch, and that is "none" by default on Linux (Red Hat, "Tuning and Optimizing Red Hat Enterprise
+  Linux for Oracle 9i and 10g Databases", 12.3), so disk_asynch_io changes nothing on this path
+  (`library_aio`: a DBWR of its own writes them one at a time, as with disk_asynch_io false).
   A read or write picks its file uniformly, among all the datafiles or among a given range
   of them (the files of the segment it belongs to, sim/db/layout.py); `pick_files` does
   the same for a writer that orders its writes by file.
@@ -78,6 +82,7 @@ class IoPath:
     kaio: bool          # kernel async I/O possible
     readers_lock: bool = True   # reads take the file lock too (POSIX rwlock); False: writers only (Linux i_sem)
     direct_writes: bool = False  # writes bypass the page cache even though reads use it (Cached Quick I/O)
+    library_aio: bool = True    # without KAIO, async I/O by library threads (Solaris libaio); False: synchronous
 
 
 PATHS = {
@@ -88,7 +93,7 @@ PATHS = {
     "vxfs_direct":     IoPath("vxfs_direct", True, False, True, False),
     "ufs_buffered":    IoPath("ufs_buffered", True, True, True, False),
     "ufs_direct":      IoPath("ufs_direct", True, False, True, False),
-    "linux_buffered":  IoPath("linux_buffered", True, True, True, False, readers_lock=False),
+    "linux_buffered":  IoPath("linux_buffered", True, True, True, False, readers_lock=False, library_aio=False),
 }
 # Quick I/O maps a file to its extents once, at open: its per-I/O file-system work is tiny.
 _QIO_SHARE_OF_FS = 0.1
@@ -113,10 +118,12 @@ class FileSystem:
         self.rng = rng
         self.files = files
         self.locks = [RWLock(env) for _ in range(files)] if path.file_lock else []
-        self.async_threads = async_io and not path.kaio
+        # asynchronous writes where the path has them (KAIO, or library threads): what DBWR's width follows
+        self.async_io = async_io and (path.kaio or path.library_aio)
+        self.async_threads = self.async_io and not path.kaio
         # with kernel async I/O the writer's own process makes the calls (io_submit, aiowrite: sim/db/dbwr.py _issue):
         # its writes' CPU is one process's, not as many runnable processes as writes
-        self.serial_issue = async_io and path.kaio and not (self.locks or self.partial_writes)
+        self.serial_issue = self.async_io and path.kaio and not (self.locks or self.partial_writes)
         kb = block_size / 1024.0
         fs = FS_INSTRUCTIONS * (_QIO_SHARE_OF_FS if path.name in ("quick_io", "cached_quick_io") else 1.0)
         copy = COPY_INSTRUCTIONS_PER_KB * kb if path.caches else 0.0
