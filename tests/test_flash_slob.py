@@ -630,6 +630,16 @@ def test_calibrate_io_ramps_by_doubling_until_the_knee_the_latency_or_the_limit(
     assert [lv["in_flight"] for lv in _steps_follow_the_rule(files, 20.0, 64)] == [16, 32, 64]
 
 
+def test_calibrate_io_levels_shorter_than_a_read_go_on_ramping_not_crash():
+    # 1-ms levels on the T5220's drives (a read takes ~5 ms): the first levels complete no read, which has no rate
+    # to gain over (it divided by zero) and shows no knee: the ramp goes on until reads complete
+    r = _calibrate("t5220", database_size="1 GB", level_time="1 ms")
+    levels = r.extra["level_table"]
+    assert r.status == "ok" and levels[0]["iops"] == levels[1]["iops"] == 0.0
+    assert r.extra["iops"] == max(lv["iops"] for lv in levels) > 0
+    assert [lv["in_flight"] for lv in levels] == [2 ** k for k in range(len(levels))]
+
+
 def test_calibrate_io_levels_take_a_settling_fifth_and_their_time_and_mean_iops_is_all_reads_over_the_run():
     r = _calibrate(num_physical_disks=8, datafiles=1, level_time="0.05 s")
     levels = r.extra["level_table"]

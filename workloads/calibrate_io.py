@@ -126,7 +126,10 @@ class Workload:
             cpu = (self.system.cpu.strand_time()[0] - cpu0) / p.level_time
             self.levels.append({"in_flight": target, "iops": iops, "latency_ms": 1000.0 * latency,
                                 "db_cpu_per_s": cpu})
-            gain = iops / self.levels[-2]["iops"] - 1.0 if len(self.levels) > 1 else 1.0
+            # (a level that completed no read, shorter than a read on slow storage, has no rate to gain over and
+            # shows no knee: the ramp goes on)
+            prev = self.levels[-2]["iops"] if len(self.levels) > 1 else 0.0
+            gain = iops / prev - 1.0 if prev > 0 else 1.0
             if latency > p.max_latency or gain < KNEE_GAIN or target >= self.limit:
                 break
             in_flight *= 2
