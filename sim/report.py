@@ -158,8 +158,10 @@ def summary(r: Result) -> str:
             lines.append(f"I/O: max_iops 0: no load level was within max_latency {x['max_latency_ms']:g} ms "
                          f"(the job's reads: {x['mean_iops']:,.0f} IOPS)")
     elif "iops_per_db_cpu" in x:  # SLOB: the cost of an I/O in CPU
-        reads = (f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms" if x["iops"] > 0 else
-                 "no physical read (the buffer cache holds the schema)")
+        # (reads with no wait to average: direct path reads whose slots always held a completed read)
+        reads = ("no physical read (the buffer cache holds the schema)" if x["iops"] <= 0 else
+                 f"{x['read_wait_event']}: no waits (every read had completed when the session took it)"
+                 if math.isnan(x["avg_read_wait_ms"]) else f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
         lines.append(f"I/O: {x['iops']:,.0f} IOPS   {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s   "
                      f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   {reads}")
     lines.append(f"cpu (vmstat): r {r.run_queue:.1f}  us {r.cpu_usr:.0f}  sy {r.cpu_sys:.0f}  id {r.cpu_idle:.0f}")
