@@ -204,7 +204,9 @@ def full(r: Result) -> str:
             text += "\n" + _line("TP monitor", [
                 ("sessions busy", f"{tp['sessions_busy']:,.1f} of {tp['sessions']:,}"),
                 ("requests queued", f"{tp['queued']:,.1f} (at the end {tp['queued_at_end']:,})"),
-                ("queue wait", f"{tp['queue_wait_ms']:.2f} ms, in every response time")])
+                # (NaN: the responses measured all took their session up before the window; none in it)
+                ("queue wait", "— (no request was taken up by a session in the measured time)"
+                 if math.isnan(tp["queue_wait_ms"]) else f"{tp['queue_wait_ms']:.2f} ms, in every response time")])
         parts.append(text)
     if r.top_events:
         rows = [[e["event"], "" if e["waits"] is None else f"{e['waits']:,}", f"{e['time_s']:,.1f}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -468,6 +469,19 @@ def test_a_tp_monitors_line_splits_the_response_into_its_queue_wait():
                              "queued_at_end": 1310}
     assert ("TP monitor: sessions busy 250.0 of 256   requests queued 1,234.6 (at the end 1,310)\n"
             "  queue wait 406.12 ms, in every response time") in report.full(r)
+
+
+
+def test_a_tp_monitor_with_no_request_taken_up_in_the_window_prints_no_nan_queue_wait():
+    """One terminal behind one session, 1.24-s transactions: the one response measured was taken up in the
+    warm-up, so no queue wait falls in the window (NaN; the report printed 'queue wait nan ms')."""
+    sets = {"users": 1, "sessions": 1, "think_time": "500 ms", "keying_time": "0 s", "database.db_cache": "32 KB",
+            "database.disk_asynch_io": False, "database.log_checkpoint_timeout": "1 s",
+            "run.max_time": "1 s", "run.warmup": "0.3 s", "run.batch": "0.2 s", "run.min_batches": 2}
+    r = run(scenario.load(None, sets, profile="opteron-2way", workload="tpcc"))
+    assert r.response["new_order"]["count"] == 1 and math.isnan(r.extra["tp_monitor"]["queue_wait_ms"])
+    text = report.full(r)
+    assert "  queue wait — (no request was taken up by a session in the measured time)" in text and "nan" not in text
 
 
 def test_working_sets_on_swap_that_no_process_paged_in_are_said_to_cost_nothing():
