@@ -132,6 +132,12 @@ def test_a_sweep_summarises_the_workloads_own_figure(workload, columns, primary)
                           {"in.workload": "tpcc", "tpm": 1.0, "extra.iops": None}])
     assert sw.primary_metric(mixed) == "tpm"    # two workloads: the figure they share
     assert sw.primary_metric(pd.DataFrame([{"elapsed": 5.0}])) == "elapsed"   # neither workload nor TPM known
+    # no run gave figures (every point out of memory): the workload's own figure still names the column
+    # (the TPC-C sweep whose every point ran out of memory headed its column 'elapsed')
+    failed = pd.DataFrame([{"in.workload": workload, "status": "out_of_memory", **{k: None for k in columns}}])
+    assert sw.primary_metric(failed) == primary
+    if primary.startswith("extra."):   # a column no run made is not named: the sweep's metric check would refuse it
+        assert sw.primary_metric(failed.drop(columns=[primary])) != primary
 
 
 def test_summary_and_plot_show_the_means_with_their_intervals(grid):
