@@ -70,6 +70,11 @@ def test_a_flash_arrays_floor_must_be_below_its_mean_service_time():
     arr = {"storage": {"flash_arrays": {"xtremio": {"service_floor": "0.25 ms"}}}}   # service_time 0.25 ms
     with pytest.raises(ConfigError, match=r"storage.flash_arrays.xtremio.service_floor: got .*; expected less than"):
         load_profile("xeon-e5-2699v3-2s", arr)
+    # both times as the profile writes them, not as seconds ('got 0.0002; ... (1e-06 s)')
+    arr["storage"]["flash_arrays"]["xtremio"].update(service_time="1 us", service_floor="200 us")
+    with pytest.raises(ConfigError, match=r"service_floor: got '200 us'; expected less than service_time \(1 us\): "):
+        load_profile("xeon-e5-2699v3-2s", arr)
+    del arr["storage"]["flash_arrays"]["xtremio"]["service_time"]
     arr["storage"]["flash_arrays"]["xtremio"]["service_floor"] = "0.249 ms"
     load_profile("xeon-e5-2699v3-2s", arr)
 

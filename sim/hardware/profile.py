@@ -234,8 +234,9 @@ class FlashArraySpec:
 
     def check(self, src: Source) -> None:
         if self.service_floor >= self.service_time:
-            raise src.at("service_floor").bad(self.service_floor, f"less than service_time ({self.service_time:g} s):"
-                                              " the floor is the fixed part of a mean service time")
+            raise src.at("service_floor").bad(format_quantity(self.service_floor, "time"), "less than service_time "
+                                              f"({format_quantity(self.service_time, 'time')}): the floor is the "
+                                              "fixed part of a mean service time")
 
 
 @dataclass(frozen=True, kw_only=True)
