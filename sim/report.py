@@ -127,6 +127,9 @@ def summary(r: Result) -> str:
                      f"{r.extra['memory']['working_set_paged_out_pct']:.1f}% of every "
                      "working set is on swap, so the sessions wait for page-ins on the swap device (paging-bound); "
                      "fewer users or more hardware.memory.size give a figure")
+    elif r.tpm == 0 and "iops_per_db_cpu" in r.extra:   # SLOB: a window shorter than one read (it never thinks)
+        lines.append(f"throughput: no block read completed in the measured {r.measured_time:g} s; "
+                     f"a longer run.max_time gives a figure")
     elif r.tpm == 0:   # a ± 0 interval of nothing would read as a measured zero
         lines.append(f"throughput: no transaction completed in the measured {r.measured_time:g} s; "
                      f"a longer run.max_time (or shorter think/keying times) gives a figure")
@@ -158,11 +161,14 @@ def summary(r: Result) -> str:
             lines.append(f"I/O: max_iops 0: no load level was within max_latency {x['max_latency_ms']:g} ms "
                          f"(the job's reads: {x['mean_iops']:,.0f} IOPS)")
     elif "iops_per_db_cpu" in x:  # SLOB: the cost of an I/O in CPU
-        # (reads with no wait to average: direct path reads whose slots always held a completed read)
-        reads = ("no physical read (the buffer cache holds the schema)" if x["iops"] <= 0 else
+        # (no physical read: the cache held the schema where logical reads completed, else none completed at all;
+        # reads with no wait to average: direct path reads whose slots always held a completed read)
+        reads = (("no physical read (the buffer cache holds the schema)" if r.tpm else "no read completed")
+                 if x["iops"] <= 0 else
                  f"{x['read_wait_event']}: no waits (every read had completed when the session took it)"
                  if math.isnan(x["avg_read_wait_ms"]) else f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
-        lines.append(f"I/O: {x['iops']:,.0f} IOPS   {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s   "
+        per_cpu = "—" if math.isnan(x["iops_per_db_cpu"]) else f"{x['iops_per_db_cpu']:,.0f}"   # (no DB CPU yet)
+        lines.append(f"I/O: {x['iops']:,.0f} IOPS   {per_cpu} IOPS per DB CPU s   "
                      f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   {reads}")
     lines.append(f"cpu (vmstat): r {r.run_queue:.1f}  us {r.cpu_usr:.0f}  sy {r.cpu_sys:.0f}  id {r.cpu_idle:.0f}")
     if r.core_utilisation:

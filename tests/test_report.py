@@ -246,6 +246,19 @@ def test_slob_reports_logical_reads_a_second_and_its_iops_apart():
 
 
 
+def test_slob_with_no_read_completed_says_so_not_nan_nor_a_cached_schema():
+    """A 2-ms window on the T5220's drives (a read takes ~5 ms): on the direct path no read completes. The
+    report printed 'nan IOPS per DB CPU s' and 'no physical read (the buffer cache holds the schema)' for a
+    path that has no buffer cache, and 'no transaction completed ... (or shorter think/keying times)'."""
+    sets = {"sessions": 8, "schema_size": "1 GB", "read_path": "direct", "run.max_time": "2 ms", "run.batch": "1 ms",
+            "run.warmup": "0 s", "run.min_batches": 2}
+    r = run(scenario.load(None, sets, profile="t5220", workload="slob"))
+    text = report.full(r)
+    assert r.tpm == 0 and r.extra["iops"] == 0 and "nan" not in text and "holds the schema" not in text
+    assert "throughput: no block read completed in the measured 0.002 s; a longer run.max_time gives a figure" in text
+    (io,) = [x for x in text.splitlines() if x.startswith("I/O:")]
+    assert "   — IOPS per DB CPU s   " in io and io.endswith("   no read completed")
+
 def test_slob_direct_reads_that_never_wait_say_so_not_avg_nan():
     """One session with 64 direct-path slots on flash is CPU-bound: every read has completed when it takes it,
     so 'direct path read' has no wait to average (the report printed 'avg nan ms')."""
