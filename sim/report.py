@@ -166,7 +166,8 @@ def summary(r: Result) -> str:
         reads = (("no physical read (the buffer cache holds the schema)" if r.tpm else "no read completed")
                  if x["iops"] <= 0 else
                  f"{x['read_wait_event']}: no waits (every read had completed when the session took it)"
-                 if math.isnan(x["avg_read_wait_ms"]) else f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
+                 if not x["avg_read_wait_ms"] or math.isnan(x["avg_read_wait_ms"])
+                 else f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
         per_cpu = "—" if math.isnan(x["iops_per_db_cpu"]) else f"{x['iops_per_db_cpu']:,.0f}"   # (no DB CPU yet)
         lines.append(f"I/O: {x['iops']:,.0f} IOPS   {per_cpu} IOPS per DB CPU s   "
                      f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   {reads}")

@@ -154,7 +154,8 @@ def io_report(system, paths: ReadPaths, reads: int, span: float, wait_event: str
         "db_cpu_per_s": busy / span,
         "iops_per_db_cpu": reads / busy if busy > 0 else float("nan"),
         "iops_per_core": iops / system.profile.cpu.cores,
-        "avg_read_wait_ms": 1000.0 * ev.time / ev.waits if ev and ev.waits else float("nan"),
+        # (reads but no wait: each had completed when its session took it, a wait of 0 each; no read: undefined)
+        "avg_read_wait_ms": 1000.0 * ev.time / ev.waits if ev and ev.waits else 0.0 if reads > 0 else float("nan"),
         "read_wait_event": wait_event,
     }
     for latch in (paths.cbc, paths.lru):
