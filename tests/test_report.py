@@ -245,7 +245,6 @@ def test_slob_reports_logical_reads_a_second_and_its_iops_apart():
     assert cached.cpu_idle < 1.0      # four sessions on two CPUs, never waiting
 
 
-
 def test_slob_with_no_read_completed_says_so_not_nan_nor_a_cached_schema():
     """A 2-ms window on the T5220's drives (a read takes ~5 ms): on the direct path no read completes. The
     report printed 'nan IOPS per DB CPU s' and 'no physical read (the buffer cache holds the schema)' for a
@@ -259,6 +258,7 @@ def test_slob_with_no_read_completed_says_so_not_nan_nor_a_cached_schema():
     (io,) = [x for x in text.splitlines() if x.startswith("I/O:")]
     assert "   — IOPS per DB CPU s   " in io and io.endswith("   no read completed")
 
+
 def test_slob_direct_reads_that_never_wait_say_so_not_avg_nan():
     """One session with 64 direct-path slots on flash is CPU-bound: every read has completed when it takes it,
     so 'direct path read' has no wait to average (the report printed 'avg nan ms'): the reads waited 0 ms each, which
@@ -270,6 +270,8 @@ def test_slob_direct_reads_that_never_wait_say_so_not_avg_nan():
     assert r.extra["iops"] > 0 and io.endswith("direct path read: no waits (every read had completed when the "
                                                "session took it)") and "nan" not in report.full(r)
     assert r.extra["avg_read_wait_ms"] == 0.0 and "direct path read" not in {e["event"] for e in r.top_events}
+
+
 # A hand-made result of every section, and its text in full: each figure in its place, unit and rounding
 # (37.5% of strands busy prints 38, 8,794.5 s prints 2:26:34.50, 140,620 buffers at 234.4 writes/s ~10 min).
 def _steady_result() -> Result:
@@ -484,7 +486,6 @@ def test_a_tp_monitors_line_splits_the_response_into_its_queue_wait():
                              "queued_at_end": 1310}
     assert ("TP monitor: sessions busy 250.0 of 256   requests queued 1,234.6 (at the end 1,310)\n"
             "  queue wait 406.12 ms, in every response time") in report.full(r)
-
 
 
 def test_a_tp_monitor_with_no_request_taken_up_in_the_window_prints_no_nan_queue_wait():
