@@ -430,3 +430,27 @@ def test_under_kernel_async_io_dbwr_makes_a_batch_s_calls_as_one_process_then_ha
     assert files.calls == [(0.0001, 10)] and dbwr.written_total == 10
     assert files.started == pytest.approx([0.0001 + 10 * _KaioFiles.C] * 10)
     assert max(files.ended) == pytest.approx(0.0001 + 10 * _KaioFiles.C + W)
+
+
+def test_a_post_writes_what_is_pending_at_once_and_one_during_a_batch_waits_for_it_to_be_issued():
+    """Below a batch's worth DBWR sleeps until its TIMEOUT; posted (a checkpoint LGWR waits for) it gathers what
+    is pending at once. Synchronous (one write in flight), a post while a batch is being issued is taken up when
+    that batch is out, not lost until the timeout: 3 dirty at 0.1 s, posted: written at 0.1, 0.1 + W, 0.1 + 2 W;
+    2 more dirty and posted at 0.1 + W/2, mid-batch: written once the first three have been issued."""
+    env, files, _, dbwr = _dbwr(100_000)
+    assert dbwr.batch_size == WRITE_BATCH
+
+    def lgwr():
+        yield env.timeout(0.1)
+        dbwr.dirty(3)
+        dbwr.post()
+        yield env.timeout(W / 2)
+        dbwr.dirty(2)
+        dbwr.post()
+    env.process(lgwr())
+    env.run(until=1.0)
+    assert files.started == pytest.approx([0.1 + k * W for k in range(5)])
+    assert dbwr.writes == 5 and not dbwr.posted
+    dbwr.dirty(1)   # unposted, one buffer waits for the timeout
+    env.run(until=1.0 + TIMEOUT / 2)
+    assert dbwr.writes == 5

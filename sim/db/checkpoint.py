@@ -65,6 +65,7 @@ class LogSwitchCheckpoints:
         target = self.marks.popleft()   # the checkpoint started when the next log filled
         if self.dbwr.written_total < target:
             start = self.env.now
+            self.dbwr.post()   # the checkpoint is wanted now: DBWR writes what is pending, not at its next batch
             yield from self.dbwr.wait_written(target)
             self.waits.add("log file switch (checkpoint incomplete)", self.env.now - start)
 

@@ -34,7 +34,10 @@ scan depth, _db_block_max_scan_pct, is 40% in 10g; no 8i value found);
 INSTRUCTIONS_PER_WRITE = 5,000 of DBWR's own work per buffer (LRU/checkpoint queues, latches);
 WRITE_BATCH = 512 buffers, the order of Oracle 8's _db_block_write_batch, the most DBWR gathers
 into one batch (a larger backlog is written batch after batch); TIMEOUT = 3 s, DBWR's
-idle wake-up ("rdbms ipc message" timeout).
+idle wake-up ("rdbms ipc message" timeout). A checkpoint LGWR has to wait for (a log switch onto a log
+whose checkpoint is incomplete, sim/db/checkpoint.py) posts DBWR (`post`): it gathers what is pending at
+once, below a batch's worth, rather than sleeping out its timeout while every commit waits (1 KB logs had
+held a T5220 to 2.5 transactions/s, each switch waiting ~3 s, the timeout).
 
 Steady state without the wait (`watch` then `catch_up`): over the watched part of the warm-up
 DBWR's backlog fills at the dirtying rate minus the write rate. A DBWR that writes all the time
@@ -110,6 +113,7 @@ class DatabaseWriter:
         self._replayed = 0                     # the next of them a stand-in buffer takes (_replay)
         self.fill_rate: float | None = None    # net fill rate g (buffers/s) the last catch_up saw
         self._gathering = False                # gathering a batch (busy, writes in flight or not)
+        self.posted = False                    # asked to write what is pending now (post)
         # with kernel async I/O DBWR makes its writes' system calls itself: one process on a strand, not up to
         # `width` bursts at once in the run queue (I/O slaves and library threads are processes of their own)
         self.serial = io_slaves <= 0 and async_io and getattr(datafiles, "serial_issue", False)
@@ -157,6 +161,13 @@ class DatabaseWriter:
             yield self.freed
         self.waits.add("free buffer waits", self.env.now - start)
 
+    def post(self) -> None:
+        """Write what is pending now, without waiting for a batch's worth or the timeout: a checkpoint someone waits
+        for. Taken up once the batch being issued is out, if one is."""
+        self.posted = True
+        if not self.batch_left and self.wakeup is not None and not self.wakeup.triggered:
+            self.wakeup.succeed()
+
     def wait_written(self, target: int):
         """Generator: wait until `target` blocks have been written since startup."""
         while self.written_total < target:
@@ -171,10 +182,12 @@ class DatabaseWriter:
             # a batch is gathered once the last one is all issued, its writes in flight or not (DBWR does not wait
             # for them): with a batch's worth already pending it goes at once, else it waits to be woken with one
             # (dirty(), or _issue once the last batch is out) or for the timeout
-            if self.pending < self.batch_size or self.batch_left:
+            if (self.pending < self.batch_size and not self.posted) or self.batch_left:
                 yield self.wakeup | env.timeout(TIMEOUT)
             if not self.pending or self.batch_left:
+                self.posted = self.posted and bool(self.pending)   # (what a post wanted is in hand already)
                 continue   # nothing to do, or the last batch is still being issued
+            self.posted = False
             if self._watched is not None and self._busy_from is None:
                 self._busy_from = env.now   # busy from gathering the batch on
             n = min(self.pending, WRITE_BATCH)   # a backlog goes out batch by batch, never as one
@@ -238,8 +251,8 @@ class DatabaseWriter:
             self.batch_left -= 1
             self.in_flight += 1
             self.datafiles.write_then(self.order.popleft(), self._written)
-        if not self.batch_left and self.pending >= self.batch_size and self.wakeup is not None \
-                and not self.wakeup.triggered:   # the batch is out and the next is due
+        if not self.batch_left and (self.pending >= self.batch_size or self.posted) and self.wakeup is not None \
+                and not self.wakeup.triggered:   # the batch is out and the next is due (or posted for)
             self.wakeup.succeed()
 
     def _issued(self) -> None:
