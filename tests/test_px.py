@@ -195,6 +195,18 @@ def test_defaults_scale_with_concurrent_parallel_users_and_given_limits_stay():
     assert p["parallel_degree_limit"] == 6 and p["default_dop"] == 128 and p["cpu_count"] == 64
 
 
+def test_the_default_parallel_max_servers_stops_at_the_largest_value_oracle_takes():
+    """11.2 takes parallel_max_servers from 0 to 3600 (Oracle 11.2 Reference): the formula's 10 x cpu_count stops
+    there (cpu_count 100,000 had derived a million servers), the target with it. A value given stays as given (a
+    what-if past the documented range)."""
+    assert px.parameters(px.ParallelSpec(), 360)["parallel_max_servers"] == 3600     # the formula's own value
+    p = px.parameters(px.ParallelSpec(), 361)
+    assert (p["parallel_max_servers"], p["parallel_servers_target"]) == (3600, 2888)
+    huge = px.parameters(px.ParallelSpec(), 100_000)
+    assert (huge["parallel_max_servers"], huge["parallel_servers_target"]) == (3600, 3600)
+    assert px.parameters(px.ParallelSpec(parallel_max_servers=5000), 1000)["parallel_max_servers"] == 5000
+
+
 def test_min_servers_above_max_servers_is_refused_naming_both():
     from sim.config import OltpsimError
     with pytest.raises(OltpsimError, match="parallel_min_servers") as info:

@@ -4,7 +4,8 @@ producer/consumer server sets and granules.
 Parameter defaults derive from cpu_count as the T-series paper's Table 4 shows (Oracle 11gR2):
 
     parallel_max_servers     = 5 x parallel_threads_per_cpu x cpu_count x concurrent_parallel_users
-                               (= 10 x cpu_count: Table 4's formula; 640 with cpu_count 64)
+                               (= 10 x cpu_count: Table 4's formula; 640 with cpu_count 64), at most
+                               3,600 (the parameter's range in the Oracle 11.2 Reference: 0 to 3600)
     parallel_servers_target  = 4 x cpu_count x parallel_threads_per_cpu        (Table 4)
     parallel_degree_limit    = cpu_count x parallel_threads_per_cpu           ("CPU", Table 4)
     default DOP              = parallel_threads_per_cpu x cpu_count           ("twice cpu_count")
@@ -47,6 +48,7 @@ GRANULES_PER_SERVER = 13
 # mostly in the kernel. Estimate: tens of milliseconds of one T2 strand (~20 M instructions).
 SPAWN_INSTRUCTIONS = 20e6
 SPAWN_SYS_SHARE = 0.8
+MAX_SERVERS_LIMIT = 3600   # the largest parallel_max_servers 11.2 takes (Oracle 11.2 Reference, its range of values)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +73,7 @@ def parameters(spec: ParallelSpec, cpu_count: int) -> dict[str, int]:
     """The instance's parallel parameters: given values, or their cpu_count defaults."""
     t = spec.parallel_threads_per_cpu
     pms = spec.parallel_max_servers if spec.parallel_max_servers is not None else \
-        5 * t * cpu_count * spec.concurrent_parallel_users
+        min(MAX_SERVERS_LIMIT, 5 * t * cpu_count * spec.concurrent_parallel_users)
     pst = spec.parallel_servers_target if spec.parallel_servers_target is not None else 4 * cpu_count * t
     return {
         "cpu_count": cpu_count,
