@@ -85,6 +85,20 @@ def test_quantities_print_in_the_largest_unit_that_keeps_them_at_least_1(value, 
     assert units.format_quantity(value, kind) == text
 
 
+def test_a_fraction_prints_to_three_digits():
+    """The round trip below draws fractions of 1 almost always (it clamps its large draws to 1): 12.5%
+    printed to two digits would read back as 12%, a 4% error in a target given as 12.5%."""
+    assert units.format_quantity(0.125, "fraction") == "12.5%"
+    assert units.format_quantity(0.0333, "fraction") == "3.33%"
+
+
+def test_a_negative_time_prints_in_the_unit_of_its_size():
+    """A time is put in its unit by its magnitude, as a size is: -1.5 ms is not '-1.5e+06 ns'."""
+    assert units.format_quantity(-0.0015, "time") == "-1.5 ms"
+    assert units.format_quantity(-2.0, "time") == "-2 s"
+    assert units.format_quantity(-2048.0, "size") == "-2 KB"
+
+
 @given(st.sampled_from(["time", "size", "frequency", "bandwidth", "rotation", "fraction"]),
        st.floats(min_value=1e-8, max_value=1e13))
 def test_a_printed_quantity_reads_back_as_itself_to_four_digits(kind, value):
