@@ -194,6 +194,14 @@ def test_a_key_given_twice_is_refused(tmp_path, text, path, lines):
     assert str(info.value) == f"{file}: {path}: given twice (lines {lines[0]} and {lines[1]}); expected each key once"
 
 
+def test_merge_keys_are_not_keys_given_twice(tmp_path):
+    """YAML's '<<' merges the keys of anchored mappings, which the mapping may then override: neither a key
+    overriding a merged one nor two merges in one mapping is a key given twice."""
+    file = tmp_path / "merge.yaml"
+    file.write_text("a: &a {x: 1, z: 0}\nb: &b {y: 2}\nc:\n  <<: *a\n  <<: *b\n  x: 3\n")
+    assert read_yaml(file)["c"] == {"x": 3, "y": 2, "z": 0}
+
+
 def test_a_key_given_twice_stops_a_run_and_a_profile(tmp_path):
     path = tmp_path / "scen.yaml"
     path.write_text("profile: t5220\nworkload: tpcc\nparams: {users: 8}\ndatabase:\n  db_cache: 1 GB\n  db_cache: 2 GB\n")
