@@ -145,6 +145,48 @@ def test_a_limit_takes_its_boundary_and_refuses_one_step_beyond(key, good, bad, 
     assert (e.path, e.problem) == (key, problem)
 
 
+def test_a_whole_number_in_a_unit_is_rounded_to_the_nearest_not_truncated():
+    """A whole-number quantity is rounded once: 0.7 KB is 716.8 bytes, so 717, not the 716 int() would cut it to."""
+    @dataclass(frozen=True)
+    class Bytes:
+        n: int = param("bytes", kind="size")
+
+    assert build(Bytes, {"n": "0.7 KB"}).n == 717 and type(build(Bytes, {"n": "0.7 KB"}).n) is int
+    assert build(Bytes, {"n": "2.5 B"}).n == 2    # Python's round: half to even
+
+
+def test_a_whole_number_in_exponent_form_is_one_written_without_a_point():
+    """'3e0' is 3, as YAML 1.2 reads it; '3.0e0' is 3.0 and refused as 3.0 is, though its value is whole."""
+    assert probe(count="3e0").count == 3 and type(probe(count="3e0").count) is int
+    e = refused(count="3.0e0")
+    assert (e.path, e.problem) == ("count", "got 3.0; expected a whole number")
+    assert probe(ratio="2.5E-1").ratio == 0.25
+
+
+def test_a_choice_is_taken_in_any_case_and_kept_as_declared():
+    """Oracle takes its parameters' values in any case: 'UFS' is the choice 'ufs', and it is 'ufs' the run
+    records and the models compare against (a string choice as a Literal one)."""
+    assert probe(label="UFS").label == "ufs" and probe(label="Raw").label == "raw"
+    assert probe(mode="CD").mode == "cd"
+
+
+def test_a_bound_forgives_a_unit_its_rounding_error_and_nothing_more():
+    """'100 us' parses to 9.999999999999999e-05, a hair under a minimum of 100e-6, and '70%' to
+    0.7000000000000001, a hair over a maximum of 0.7: both are taken; one part in ten million beyond is a
+    value beyond the bound, refused."""
+    @dataclass(frozen=True)
+    class Slice:
+        quantum: float = param("a slice", kind="time", default="1 ms", minimum=100e-6)
+        share: float = param("a share", kind="fraction", default="10%", maximum=0.7)
+
+    assert build(Slice, {"quantum": "100 us"}).quantum == pytest.approx(1e-4)
+    assert build(Slice, {"share": "70%"}).share == pytest.approx(0.7)
+    for key, value, problem in [("quantum", "99.99999 us", "at least 100 us"), ("share", "70.00001%", "at most 70%")]:
+        with pytest.raises(ConfigError) as info:
+            build(Slice, {key: value}, Source("q.yaml"))
+        assert str(info.value) == f"q.yaml: {key}: got {value!r}; expected {problem}"
+
+
 def test_nan_is_refused_though_no_comparison_with_it_fails():
     e = refused(ratio=float("nan"))
     assert e.path == "ratio" and e.problem == "got nan; expected a finite number"
@@ -359,6 +401,13 @@ def test_a_batch_longer_than_the_cap_is_refused_on_the_key_given():
     assert load(**{"run.max_time": "0.5 s", "run.batch": "0.25 s"}).spec.run.max_time == 0.5
     e = refused_setting("run.batch", "200 s")   # no cap given: the default's, 120 s
     assert "expected at most run.max_time (120 s, its default)" in e.problem
+
+
+def test_a_batch_as_long_as_the_cap_in_another_unit_is_taken():
+    """700 ms parses to 0.7000000000000001 s: batches of 700 ms under run.max_time 0.7 s are batches of the cap,
+    not one a hair longer (nor is a cap in minutes one shorter)."""
+    assert load(**{"run.batch": "700 ms", "run.max_time": "0.7 s"}).spec.run.batch == pytest.approx(0.7)
+    assert load(**{"run.batch": "3 s", "run.max_time": "0.05 min"}).spec.run.max_time == 3.0
 
 
 @pytest.mark.parametrize("key, value, problem", [
