@@ -622,6 +622,23 @@ def test_a_bad_value_given_beside_a_scenario_file_is_blamed_on_the_command_line(
     assert (info.value.file, info.value.path) == (str(path), "params.users")
 
 
+@pytest.mark.parametrize("error_path, key, raw, beside", [
+    ("params.users", "params.users", {"params": {"users": 4}}, True),              # at the key given
+    ("params.mix.payment", "params.mix", {"params": {"mix": {}}}, True),           # inside it
+    ("params.items[1]", "params.items", {"params": {"items": [1, 2]}}, True),      # an item of it
+    ("params.itemsx", "params.items", {}, False),                                   # another key sharing its start
+    # inside a disk group a --set adds, which the file has nothing of
+    ("hardware.storage.disk_groups.new.count", "hardware.storage.disk_groups.new.disk", {"profile": "t5220"}, True),
+    # a section the file leaves out is not enough: its defaults may be what clashes with the file
+    ("run.max_time", "run.batch", {"profile": "t5220"}, False),
+    ("hardware.memory.size", "hardware.memory.kernel", {"hardware": {"memory": {"size": "1 GB"}}}, False),
+])
+def test_an_error_is_about_a_setting_given_beside_the_file_at_it_in_it_or_in_what_it_adds(error_path, key, raw,
+                                                                                          beside):
+    """Whether load and sweeps blame an error on the command line (sim/scenario.py given_beside), by hand."""
+    assert sc_mod.given_beside(error_path, key, raw) is beside
+
+
 def test_a_profile_of_your_own_named_in_a_scenario_file_is_the_one_beside_that_file(tmp_path, monkeypatch):
     """`oltpsim run mine/s.yaml` with `profile: my-t5220.yaml` in the file looked for ./my-t5220.yaml ('cannot
     read: no such file'); it is mine/my-t5220.yaml, for run, sweep and capacity alike. A --profile given on the
