@@ -187,6 +187,12 @@ def test_a_bound_forgives_a_unit_its_rounding_error_and_nothing_more():
         assert str(info.value) == f"q.yaml: {key}: got {value!r}; expected {problem}"
 
 
+def test_a_mapping_of_names_keys_its_values_by_text():
+    """YAML reads the key 1 as a number: a mapping of names keys it as the name '1', as a --set or a report
+    writes it."""
+    assert probe(table={1: 0.5, "b": 1}).table == {"1": 0.5, "b": 1.0}
+
+
 def test_nan_is_refused_though_no_comparison_with_it_fails():
     e = refused(ratio=float("nan"))
     assert e.path == "ratio" and e.problem == "got nan; expected a finite number"
@@ -208,6 +214,19 @@ def test_no_mapping_is_all_defaults_and_anything_else_is_refused():
     with pytest.raises(ConfigError) as info:    # without a Source: the input is named as such
         build(Inner, 5)
     assert str(info.value) == "<input>: got 5; expected a mapping of keys to values"
+
+
+def test_a_field_the_object_derives_is_no_key_of_its_mapping():
+    """A field out of __init__ (dataclasses.field(init=False)) is the object's own: given in YAML it is an
+    unknown key, not passed on to the constructor (a TypeError)."""
+    @dataclass(frozen=True)
+    class Derived:
+        n: int = param("n", default=1)
+        twice: int = dataclasses.field(init=False, default=0)
+
+    with pytest.raises(ConfigError) as info:
+        build(Derived, {"twice": 4}, Source("d.yaml"))
+    assert str(info.value) == "d.yaml: twice: unknown key; known keys here: n"
 
 
 def test_a_type_the_loader_does_not_know_is_a_programming_error():
@@ -408,6 +427,12 @@ def test_a_batch_as_long_as_the_cap_in_another_unit_is_taken():
     not one a hair longer (nor is a cap in minutes one shorter)."""
     assert load(**{"run.batch": "700 ms", "run.max_time": "0.7 s"}).spec.run.batch == pytest.approx(0.7)
     assert load(**{"run.batch": "3 s", "run.max_time": "0.05 min"}).spec.run.max_time == 3.0
+
+
+def test_a_batch_job_takes_a_cap_shorter_than_the_steady_batch():
+    """A batch job measures no batches (it runs to its end or run.max_time): a cap under the 1 s default
+    batch is no clash for it."""
+    assert load(workload="rman", channels=1, **{"run.max_time": "0.5 s"}).spec.run.cap(batch=True) == 0.5
 
 
 @pytest.mark.parametrize("key, value, problem", [
