@@ -506,6 +506,14 @@ def test_overrides_resolve_to_values_in_si_units():
     assert (sc.params.users, sc.params.warehouses) == (16, 5) and data["params"]["users"] == 8
 
 
+def test_an_override_given_as_a_python_value_is_taken_as_it_is():
+    """Only text is read as YAML would read it: None from a notebook or a sweep stays None (the setting's
+    default), not the text 'None', and 1e-07 stays a number, not YAML 1.1's text '1e-07'."""
+    out = sc_mod.apply_overrides({}, {"run.max_time": None, "think_time": 1e-07, "warehouses": 5})
+    assert out == {"run": {"max_time": None}, "params": {"think_time": 1e-07, "warehouses": 5}}
+    assert load(**{"run.max_time": None}).spec.run.cap(batch=False) == 120.0
+
+
 @pytest.mark.parametrize("key", ["", 5, None])
 def test_a_setting_name_that_is_no_name_is_refused(key):
     with pytest.raises(ConfigError) as info:
