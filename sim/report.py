@@ -161,13 +161,7 @@ def summary(r: Result) -> str:
             lines.append(f"I/O: max_iops 0: no load level was within max_latency {x['max_latency_ms']:g} ms "
                          f"(the job's reads: {x['mean_iops']:,.0f} IOPS)")
     elif "iops_per_db_cpu" in x:  # SLOB: the cost of an I/O in CPU
-        # (no physical read: the cache held the schema where logical reads completed, else none completed at all;
-        # reads with no wait to average: direct path reads whose slots always held a completed read)
-        reads = (("no physical read (the buffer cache holds the schema)" if r.tpm else "no read completed")
-                 if x["iops"] <= 0 else
-                 f"{x['read_wait_event']}: no waits (every read had completed when the session took it)"
-                 if not x["avg_read_wait_ms"] or math.isnan(x["avg_read_wait_ms"])
-                 else f"{x['read_wait_event']} avg {x['avg_read_wait_ms']:.3f} ms")
+        reads = _slob_reads(r.tpm, x)
         per_cpu = "—" if math.isnan(x["iops_per_db_cpu"]) else f"{x['iops_per_db_cpu']:,.0f}"   # (no DB CPU yet)
         lines.append(f"I/O: {x['iops']:,.0f} IOPS   {per_cpu} IOPS per DB CPU s   "
                      f"{x['iops_per_core']:,.0f} IOPS per core   DB CPU {x['db_cpu_per_s']:.1f} s/s   {reads}")
@@ -185,6 +179,16 @@ def summary(r: Result) -> str:
     lines.append(f"simulated {r.simulated_time:,.1f} s (measured {r.measured_time:,.1f} s) in {r.wall_time:.2f} s wall, "
                  f"{r.events:,} events")
     return "\n".join(lines)
+
+
+def _slob_reads(logical: float | None, x: dict) -> str:
+    """SLOB's physical reads in a phrase: their wait event's average, or why there is none."""
+    if x["iops"] <= 0:   # the cache held the schema where logical reads completed, else none completed at all
+        return "no physical read (the buffer cache holds the schema)" if logical else "no read completed"
+    wait = x["avg_read_wait_ms"]
+    if not wait or math.isnan(wait):   # direct path reads whose slots always held a completed read
+        return f"{x['read_wait_event']}: no waits (every read had completed when the session took it)"
+    return f"{x['read_wait_event']} avg {wait:.3f} ms"
 
 
 def full(r: Result) -> str:
