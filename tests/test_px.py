@@ -430,3 +430,13 @@ def test_slow_consumers_hold_the_producers_back():
     # serial: the one process reads nothing ahead of what it is processing
     _inst, stmt, _got, backlog = _px_statement(1, 1.0, size=13 * 64 * 1024.0, message=64 * 1024.0)
     assert max(backlog) == 64 * 1024.0 and len(backlog) == 13
+
+
+def test_a_run_cut_while_servers_start_reports_the_dop_they_start_for():
+    """cpu_count 100,000: parallel_max_servers 3,600 grants the statement 1,800 a set (downgraded), and PSP0 spawns
+    them one at a time. Cut at 1 s with a few dozen started, the report had said 'DOP 1' beside 'peak busy 3,600'."""
+    r = run(scenario.load(None, {"table_size": "2 GB", "database.cpu_count": 100_000, "run.max_time": "1 s"},
+                          profile="t5220", workload="ctas"))
+    x = r.extra
+    assert r.status == "timeout" and 0 < x["px_servers_started"] < 3600
+    assert (x["dop"], x["px_peak_busy"], x["px_downgraded"]) == (1800, 3600, 1)

@@ -130,10 +130,14 @@ class ParallelStatement(BatchWorkload):
         run `statement(dop)` (a PxStatement), release them."""
         px = self.instance.px
         serial = scan_bytes / CALIBRATED_IO_RATE + instructions / self.strand_rate()
-        dop = yield from px.acquire(px.dop(2, serial, self.params.dop), 2)
+        # (known before the servers are spawned: a run cut while they start reports the DOP they start for)
+        dop = yield from px.acquire(px.dop(2, serial, self.params.dop), 2, self._granted)
         self.dop_used = dop
         yield from statement(dop).run()
         px.release(dop, 2)
+
+    def _granted(self, dop: int) -> None:
+        self.dop_used = dop
 
     def report(self, span: float) -> dict:
         return {**super().report(span), "dop": self.dop_used}

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Literal
+from typing import Callable, Literal
 
 import simpy
 
@@ -128,9 +128,10 @@ class PxPool:
 
     # ----------------------------------------------------------- servers
 
-    def acquire(self, dop: int, sets: int):
+    def acquire(self, dop: int, sets: int, granted_now: Callable[[int], None] | None = None):
         """Generator: wait (queuing) for servers for `sets` sets of `dop`; returns the DOP granted
-        (downgraded if parallel_max_servers leaves fewer free; 1 means serial, no servers)."""
+        (downgraded if parallel_max_servers leaves fewer free; 1 means serial, no servers).
+        `granted_now(dop)` learns it as soon as it is decided, before servers are spawned for it."""
         self.statements += 1
         if dop <= 1:
             return 1
@@ -149,6 +150,8 @@ class PxPool:
         granted = min(dop, free // sets)
         if granted < dop:
             self.downgraded += 1
+        if granted_now is not None:
+            granted_now(max(1, granted))
         if granted <= 1:
             return 1
         self.busy += granted * sets
