@@ -454,3 +454,51 @@ def test_a_post_writes_what_is_pending_at_once_and_one_during_a_batch_waits_for_
     dbwr.dirty(1)   # unposted, one buffer waits for the timeout
     env.run(until=1.0 + TIMEOUT / 2)
     assert dbwr.writes == 5
+
+
+def test_a_post_made_while_dbwr_gathers_is_taken_up_as_soon_as_that_batch_is_issued():
+    """40 buffers (batch 10), async, DBWR's CPU at 1 us an instruction (a buffer: 0.005 s). 10 dirty at 0.0001 s
+    are gathered until 0.0501 s; 3 dirtied and posted at 0.02 s, mid-gather, are gathered as soon as the 10 are
+    issued (to 0.0651 s): not only once the 10 are written (0.0601 s + 0.015 s), nor at the timeout."""
+    env, files, dbwr = _slow_dbwr()
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=0.02)
+    dbwr.dirty(3)
+    dbwr.post()
+    env.run(until=1.0)
+    assert files.started == pytest.approx([0.0501] * 10 + [0.0651] * 3) and not dbwr.posted
+
+
+def test_a_post_outlives_a_timeout_that_fires_mid_batch():
+    """Synchronous DBWR, a full batch dirty at 0.1 s: its 512 writes are issued one at a time until 0.1 + 511 W
+    (5.21 s), past DBWR's TIMEOUT at 3.1 s, which finds the batch still being issued. 2 buffers dirtied and
+    posted at 1 s are gathered once the batch is out and written right after it (0.1 + 512 W and 513 W): the
+    timeout mid-batch keeps the post (it had dropped it: the 2 waited for the next timeout, 6.1 s)."""
+    env, files, _, dbwr = _dbwr(100_000)
+    env.run(until=0.1)
+    dbwr.dirty(WRITE_BATCH)
+    env.run(until=1.0)
+    dbwr.dirty(2)
+    dbwr.post()
+    env.run(until=10.0)
+    assert dbwr.written_total == WRITE_BATCH + 2
+    assert files.started[WRITE_BATCH:] == pytest.approx([0.1 + WRITE_BATCH * W, 0.1 + (WRITE_BATCH + 1) * W])
+
+
+def test_under_kernel_async_io_max_writes_caps_each_burst_of_calls():
+    """Kernel async I/O with max_writes 4: a batch of 10 goes out in bursts that never take more than 4 writes
+    outstanding, not as one burst of 10. Calls C, writes W: 4 calls at 0.0001 s; their writes end at 0.0141 s,
+    freeing 4 slots, but the first end starts a burst of 1 (DBWR is making calls until 0.0151 s); as that is made
+    it takes the 3 slots freed meanwhile (a burst of 3 then, not once the next write ends at 0.0251 s); then 1 at
+    each of the next two ends, 0.0251 and 0.0281 s."""
+    env = simpy.Environment()
+    files = _KaioFiles(env)
+    dbwr = DatabaseWriter(env, _Cpu(env), files, 40, True, 0, WaitEvents(), 4)
+    assert dbwr.serial and dbwr.width == 4
+    env.run(until=0.0001)
+    dbwr.dirty(10)
+    env.run(until=1.0)
+    assert [n for _, n in files.calls] == [4, 1, 3, 1, 1]
+    assert [t for t, _ in files.calls] == pytest.approx([0.0001, 0.0141, 0.0151, 0.0251, 0.0281])
+    assert sum(n for _, n in files.calls) == dbwr.written_total == 10
