@@ -108,6 +108,33 @@ def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
         assert w == pytest.approx(cache.timeout_writes(2.0 * 50.0)["t"], rel=0.02)
 
 
+
+def test_hold_goes_back_to_the_log_switch_writes_at_once_and_the_timeout_adds_none_after():
+    """Logs switching every 100 transactions and a 0.5-s timeout at 50 transactions a second (25 transactions,
+    sooner than a switch): once released, each PACE_WINDOW applies the timeout's writes; hold() (DBWR fell behind)
+    applies the log switches' own writes at that moment, not at the next window, and no window applies any
+    after it."""
+    seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
+    ck = CachedBlockCheckpoints(BufferCache([seg], 10.0), 1000.0, 10.0, 0.5)
+    env = simpy.Environment()
+    count = {"n": 0}
+
+    def transactions():          # 50 a second
+        while True:
+            yield env.timeout(0.02)
+            count["n"] += 1
+    applied = []
+    env.process(transactions())
+    env.process(ck.pace(env, lambda: count["n"], lambda w: applied.append((env.now, w))))
+    ck.release()
+    env.run(until=1.5 * PACE_WINDOW)
+    assert [t for t, _ in applied] == [PACE_WINDOW] and applied[0][1] != ck.log_switch
+    ck.hold()
+    assert applied[-1] == (1.5 * PACE_WINDOW, ck.log_switch)
+    env.run(until=3.5 * PACE_WINDOW)
+    assert len(applied) == 2
+
+
 def _cached_opteron(profile="opteron-4way", settle=True, **db):
     base = {"users": 300, "think_time": "0.5 s", "keying_time": "0 s", "warehouses": 10, "users_on_host": True,
             "database.db_cache": "2 GB", "database.disk_asynch_io": False, "database.redo_device": "external",
