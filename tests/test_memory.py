@@ -272,6 +272,26 @@ def test_no_misses_no_feedback_and_an_empty_report():
     assert r["cpi_data_stall"] == 0.0 and r["cpi"] == pytest.approx(1.0)
 
 
+
+def test_with_no_misses_counted_since_a_reset_the_mean_latency_is_the_present_one():
+    """Just after a reset no miss has been counted: the mean latency (and the report's) is the latency the
+    feedback has reached, loaded at half the bandwidth, not the unloaded one."""
+    env, cpu, m = _open_loop(rho=0.5)
+    env.run(until=0.05)
+    m.reset_stats()
+    assert m.misses == 0.0 and m.latency > m.unloaded * 1.01
+    assert m.mean_latency() == m.latency
+    assert m.report(0.0, 0.0)["memory_latency_ns"] == pytest.approx(m.latency * 1e9, rel=1e-12)
+
+
+def test_the_cpi_stack_s_other_part_is_never_negative():
+    """cpi_other is what is left of the CPI after issue and data stall, floored at 0: rx5670 (1 GHz, issue 1.2
+    cycles), 1e10 instructions in 1 busy strand-second is a CPI of 0.1, under the issue CPI: other is 0."""
+    p = load_profile("rx5670")
+    r = MemorySystem(simpy.Environment(), p.memory, p.cpu).report(busy_strand_seconds=1.0, instructions=1e10)
+    assert r["cpi"] == pytest.approx(0.1) and r["cpi_issue"] == 1.2 and r["cpi_other"] == 0.0
+
+
 # ---------------------------------------------------------------- the memory account
 
 def _vm(ram=16 * 1024, swap=6 * 1024, kernel=1024):
