@@ -502,3 +502,26 @@ def test_under_kernel_async_io_max_writes_caps_each_burst_of_calls():
     assert [n for _, n in files.calls] == [4, 1, 3, 1, 1]
     assert [t for t, _ in files.calls] == pytest.approx([0.0001, 0.0141, 0.0151, 0.0251, 0.0281])
     assert sum(n for _, n in files.calls) == dbwr.written_total == 10
+
+
+
+def test_a_post_with_more_than_a_batch_pending_writes_all_of_it_at_once():
+    """A post asks for what is pending now, batch after batch, not for its first batch only. Async (256 in
+    flight), WRITE_BATCH + 88 dirty and posted at 0.1 s, as LGWR does when it waits for a checkpoint: the first
+    batch goes out 256 at a time (0.1 s and 0.1 + W), and the 88 left, below a batch's worth, are gathered once
+    it is issued and start as slots free, at 0.1 + 2 W; so a waiter for all of them is done at 0.1 + 3 W. (The
+    post was cleared by the first batch: the 88 waited for DBWR's 3-s TIMEOUT, and LGWR, with every commit,
+    behind them.)"""
+    env, files, _, dbwr = _dbwr(100_000, async_io=True)
+    got = []
+
+    def lgwr():
+        yield env.timeout(0.1)
+        dbwr.dirty(WRITE_BATCH + 88)
+        dbwr.post()
+        yield from dbwr.wait_written(WRITE_BATCH + 88)
+        got.append(env.now)
+    env.process(lgwr())
+    env.run(until=10.0)
+    assert files.started[WRITE_BATCH:] == pytest.approx([0.1 + 2 * W] * 88)
+    assert got == [pytest.approx(0.1 + 3 * W)] and not dbwr.posted

@@ -187,10 +187,10 @@ class DatabaseWriter:
             if not self.pending or self.batch_left:
                 self.posted = self.posted and bool(self.pending)   # (what a post wanted is in hand already)
                 continue   # nothing to do, or the last batch is still being issued
-            self.posted = False
+            n = min(self.pending, WRITE_BATCH)   # a backlog goes out batch by batch, never as one
+            self.posted = self.posted and self.pending > n   # (a post wants the rest too: the next batch at once)
             if self._watched is not None and self._busy_from is None:
                 self._busy_from = env.now   # busy from gathering the batch on
-            n = min(self.pending, WRITE_BATCH)   # a backlog goes out batch by batch, never as one
             self._gathering = True
             yield self.dispatcher.run(INSTRUCTIONS_PER_WRITE * n, 0.0)
             self._gathering = False
