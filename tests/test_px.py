@@ -440,3 +440,40 @@ def test_a_run_cut_while_servers_start_reports_the_dop_they_start_for():
     x = r.extra
     assert r.status == "timeout" and 0 < x["px_servers_started"] < 3600
     assert (x["dop"], x["px_peak_busy"], x["px_downgraded"]) == (1800, 3600, 1)
+
+
+def test_a_statement_asking_just_as_a_release_lets_a_queued_one_in_waits_behind_it():
+    """A session ending a statement and asking for the next at the same instant finds the queue empty
+    but b let in and not yet resumed: b's servers (admitted) count against the target, so a2 queues
+    (counting only busy servers let a2 in too: 32 busy against a target of 16)."""
+    env, pool = _pool(parallel_degree_policy="auto", parallel_servers_target=16, parallel_min_servers=40)
+    log = []
+
+    def back_to_back():
+        for name in ("a1", "a2"):
+            got = yield from pool.acquire(8, 2)
+            log.append((name, env.now, got))
+            yield env.timeout(10.0)
+            pool.release(got, 2)
+    env.process(back_to_back())
+    _statement(env, pool, log, "b", 8, 5.0, at=1.0)
+    env.run()
+    assert log == [("a1", 0.0, 8), ("b", 10.0, 8), ("a2", 15.0, 8)]
+    assert pool.peak_busy == 16 and pool.queued == 2 and pool.admitted == 0
+
+
+def test_a_message_goes_on_as_soon_as_it_holds_message_bytes():
+    """52 blocks, one producer: 13 granules of 4 blocks; reads of a block, messages of 2 blocks: each
+    granule hands on two full messages (not 3 blocks then 1, nor the whole granule at its end)."""
+    b = 8192.0
+    inst, sizes = _Instance(), []
+
+    def consume(session, nbytes):
+        sizes.append(nbytes)
+        yield inst.env.timeout(0.0)
+    stmt = px.PxStatement(inst, dop=1, device="table", segment_offset=0.0, segment_bytes=52 * b, read_size=b,
+                          read_event="direct path read", message_bytes=2 * b, produce_instructions_per_mb=1e6,
+                          consume=consume)
+    inst.env.process(stmt.run())
+    inst.env.run()
+    assert sizes == [2 * b] * 26
