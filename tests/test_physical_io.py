@@ -257,3 +257,79 @@ def test_write_behind_keeps_at_most_its_slots_in_flight_and_books_only_the_time_
     assert max(peak) == 2 and wb.in_flight == 0 and env.now == pytest.approx(3e-3)
     ev = session.instance.waits.events["direct path write"]
     assert (ev.waits, ev.time) == (3, pytest.approx(3e-3))
+
+
+def test_an_update_s_extra_instructions_are_paid_on_top_of_the_read():
+    """sga_read(session, extra): the caller's own work per block (SLOB's update) goes into the same burst."""
+    env, dev, paths, session = _paths(1.0)
+
+    def proc():
+        yield from paths.sga_read(session, 7_000.0)
+    env.process(proc())
+    env.run()
+    assert session.cpu_log == [(COSTS.sql + CBC_INSTRUCTIONS + 7_000.0, 0.25)]
+
+
+class _SlowSession(_Session):
+    """CPU at 1e6 instructions a second: 3,000 instructions take 3 ms."""
+
+    def cpu(self, instructions, sys_share):
+        self.cpu_log.append((instructions, sys_share))
+        return self.env.timeout(instructions / 1e6)
+
+
+def test_an_async_reader_counts_a_read_done_but_not_processed_as_a_taken_slot():
+    """Two slots, 1-ms reads, 3 ms of CPU a block: both first reads are done at 1 ms; processing the first
+    to 4 ms frees one slot (third read at 4 ms); the second block, ready, issues nothing on taking it (its
+    slot is still its own until processed): the fourth read goes at 7 ms, the fifth at 10 ms. Counting only
+    the reads in flight would issue one more at 4 ms: three slots."""
+    env, dev, paths, _s = _paths(0.0)
+    session = _SlowSession(env)
+    reader = AsyncReader(paths, session, 2, "direct path read", 3_000.0)
+
+    def proc():
+        for _ in range(3):
+            yield from reader.next_block()
+    env.process(proc())
+    env.run(until=0.0105)
+    assert [r[0] for r in dev.reads] == pytest.approx([0.0, 0.0, 4e-3, 7e-3, 10e-3])
+    ev = paths.instance.waits.events["direct path read"]
+    assert (ev.waits, ev.time) == (1, pytest.approx(1e-3))
+
+
+def test_a_batch_reader_times_each_batch_from_its_own_submission():
+    """Two batches of two 1-ms reads, back to back (no CPU time): each read takes 1 ms, 4 ms in all
+    (timing the second batch from the first one's start would make it 6 ms)."""
+    env, dev, paths, session = _paths(0.0)
+    reader = BatchReader(paths, session, "Disk file I/O Calibration", 700.0)
+    reader.slots = 2
+
+    def proc():
+        for _ in range(2):
+            yield from reader.next_batch()
+    env.process(proc())
+    env.run()
+    assert (reader.reads_done, reader.read_time) == (4, pytest.approx(4e-3))
+    assert [r[0] for r in dev.reads] == pytest.approx([0.0, 0.0, 1e-3, 1e-3])
+
+
+def test_write_behind_drain_waits_for_the_last_write_not_the_first_to_end():
+    """Writes at 0 and 0.5 ms, 1 ms each, then drain(): it ends at 1.5 ms when the second is done, having
+    been woken at 1 ms by the first (one wait of 1 ms booked)."""
+    env = simpy.Environment()
+    dev, session = _Device(env), _Session(env)
+    session.instance = _Instance(env)
+    wb = WriteBehind(session, dev, 2, "direct path write")
+    ended = []
+
+    def job():
+        yield from wb.write(8192.0)
+        yield env.timeout(0.5e-3)
+        yield from wb.write(8192.0)
+        yield from wb.drain()
+        ended.append(env.now)
+    env.process(job())
+    env.run()
+    assert ended == [pytest.approx(1.5e-3)] and wb.in_flight == 0
+    ev = session.instance.waits.events["direct path write"]
+    assert (ev.waits, ev.time) == (1, pytest.approx(1e-3))
