@@ -124,3 +124,43 @@ def test_a_transactions_reads_average_what_the_cache_model_expects_for_fractiona
     assert max(len(d) for d in draws) == 3                      # at most 2 + 1 touches
     page_hits = sum(hit for d in draws for hit, _ in d)
     assert page_hits / 40_000 == pytest.approx(1.6 * 0.5 * 0.25, abs=0.01)
+
+
+def test_a_segments_write_page_hit_weighs_its_buckets_by_their_writes_not_their_misses():
+    """One segment of a hot and a cold bucket is the two as segments of their own (one LRU, one page cache):
+    its write_os_hit is theirs weighted by the writes of each (hot blocks miss less often but are dirtier
+    when they do); weighting by misses gives 0.850 here against 0.829."""
+    u, cache, os_blocks = 0.3, 400.0, 600.0
+    whole = BufferCache([Segment("t", np.array([0.1, 0.01]), np.array([500.0, 1000.0]), u)], cache, os_blocks)
+    split = BufferCache([Segment("a", np.array([0.1]), np.array([500.0]), u),
+                         Segment("b", np.array([0.01]), np.array([1000.0]), u)], cache, os_blocks)
+    a, b = split.odds["a"], split.odds["b"]
+    assert abs(a.write_os_hit - b.write_os_hit) > 0.1                 # the weights matter
+    want = (a.writes_per_tx * a.write_os_hit + b.writes_per_tx * b.write_os_hit) / (a.writes_per_tx + b.writes_per_tx)
+    assert whole.odds["t"].write_os_hit == pytest.approx(want, rel=1e-9)
+    assert whole.odds["t"].writes_per_tx == pytest.approx(a.writes_per_tx + b.writes_per_tx, rel=1e-9)
+
+
+def test_a_cache_of_segments_that_read_nothing_on_a_miss_has_a_hit_ratio_of_one():
+    """No stream of touches reads on a miss (undo reused as new): nothing is read, AWR's Buffer Hit % is 100."""
+    cache = BufferCache([_uniform("undo", 1000, 0.01, update_share=1.0, read_on_miss=False)], 250.0)
+    assert cache.streams() == [] and cache.hit_ratio() == 1.0
+
+
+def test_an_adjacent_segment_with_exactly_a_page_of_blocks_a_bucket_keeps_each_bucket_in_its_own_page():
+    """Key-first rows, 4 blocks a bucket, 4 blocks a page: each bucket fills a page of its own, so its level-2
+    fate is that of a one-bucket segment (not one page shared by the blocks of the two buckets)."""
+    from sim.db.buffer_cache import _paged_hits
+    others = Segment("o", np.array([0.05]), np.array([400.0]))
+    adjacent = Segment("t", np.array([0.2, 0.01]), np.array([4.0, 4.0]), 0.3, adjacent=True)
+    apart = [Segment("a", np.array([0.2]), np.array([4.0]), 0.3), Segment("b", np.array([0.01]), np.array([4.0]), 0.3)]
+    h1, h2 = _paged_hits([adjacent, others], 100.0, 50.0, 4)
+    g1, g2 = _paged_hits([*apart, others], 100.0, 50.0, 4)
+    assert np.allclose(h1, g1, rtol=1e-12) and np.allclose(h2, g2, rtol=1e-12)
+    assert h2[0] - h2[1] > 0.1                                          # the hot page stays longer than the cold
+
+
+def test_without_an_os_page_cache_checkpoint_writes_have_no_page_hit():
+    """The checkpoint writes' page hit is a page cache's figure: with none, dirty_writes sets none."""
+    cache = BufferCache([_uniform("t", 1000, 0.01, update_share=0.3)], 300.0)
+    assert cache.dirty_writes(period=100.0)["t"][1] > 0.0 and cache.checkpoint_os_hit == {}
