@@ -631,3 +631,36 @@ def test_a_log_switch_lgwr_waits_for_posts_dbwr_rather_than_sleeping_out_its_tim
     (switch,) = [e for e in r.top_events if e["event"] == "log file switch (checkpoint incomplete)"]
     assert switch["waits"] > 50 and switch["avg_ms"] < 100.0   # DBWR's write of a few buffers, not its 3-s timeout
     assert r.throughput_per_s > 200.0
+
+
+def test_log_switches_and_eviction_end_an_episode_as_competing_rates():
+    """Log switches every 10 transactions, a block changed 0.1 a transaction: an always-cached block's
+    episode is d_c = 1/w_c - 1/c, w_c = (1 - e^-1)/10 (5.8198); eviction's mean E[E] = (1/p - 1)/r made the
+    same: each ends half the episodes, of mean d_c / 2 (competing rates, not min(d_c, E[E]) = d_c)."""
+    from sim.db.buffer_cache import episode_writes
+    c, period = 0.1, 10.0
+    dc = 1.0 / (-np.expm1(-c * period) / period) - 1.0 / c
+    ev, ck = episode_writes(np.array([c]), np.array([1.0]), np.array([1.0 / (1.0 + dc)]), period=period)
+    w = c / (1.0 + c * dc / 2.0)
+    assert dc == pytest.approx(5.819767, rel=1e-6)
+    assert ev[0] == pytest.approx(w / 2.0, rel=1e-12) and ck[0] == pytest.approx(w / 2.0, rel=1e-12)
+
+
+def test_a_rarely_changed_block_waits_for_the_sooner_of_the_switch_and_the_timeout():
+    """c C < 1e-6: a change falls at a uniform phase of the 100-transaction switch cycle and is written at the
+    next switch or 50 transactions on, whichever is sooner: a mean wait of 50 - 50^2/200 = 37.5 (not C/2 = 50).
+    Eviction's E[E] = (1/p - 1)/r made 37.5 too: the checkpoint comes first half the time."""
+    from sim.db.buffer_cache import episode_writes
+    c = 1e-9
+    ev, ck = episode_writes(np.array([c]), np.array([1.0]), np.array([1.0 / 38.5]), period=100.0, span=50.0)
+    assert ck[0] / c == pytest.approx(0.5, rel=1e-6) and ev[0] / c == pytest.approx(0.5, rel=1e-6)
+
+
+def test_a_timeout_far_past_eviction_gives_eviction_s_rate_to_double_precision():
+    """r T = 0.05: the touch gaps' mean E[X] = T (e^x - 1 - x)/x is taken from expm1 (its series is for
+    x < 1e-4 alone); with a timeout of 1e6 transactions every episode ends at eviction, after
+    T + E[X] = (1/p - 1)/r, so the rate is exactly eviction's c / (1 + c (1/p - 1)/r)."""
+    from sim.db.buffer_cache import episode_writes
+    p, c = np.exp(-0.05), 0.5
+    ev, ck = episode_writes(np.array([c]), np.array([1.0]), np.array([p]), span=1e6)
+    assert ev[0] == pytest.approx(c / (1.0 + c * (1.0 / p - 1.0)), rel=1e-12) and ck[0] == 0.0
