@@ -195,3 +195,24 @@ def test_pages_of_key_first_rows_hold_one_keys_blocks(policy):
     assert a.odds["t"].os_hit == pytest.approx(np.dot(miss, per_key) / miss.sum())
     mixed = BufferCache([Segment("t", rates, np.full(len(rates), 8.0), 0.3)], 20.0, 4 * 6, 4, policy)
     assert mixed.odds["t"].os_hit != pytest.approx(a.odds["t"].os_hit, rel=1e-3)
+
+
+def test_checkpoint_writes_are_taken_a_delay_after_the_change_the_sooner_of_span_and_half_a_period(monkeypatch):
+    """dirty_writes hands level2_hit_at_checkpoint the delay from the change to the write: the timeout's
+    span, else half the log-switch period (a change's mean wait for the next switch), with both the sooner;
+    and the share of checkpoint writes that are a stay's first, at most 1 (eviction-bound blocks dirty more
+    stays than checkpoints write)."""
+    import sim.db.buffer_cache as bc
+    seen = []
+
+    def record(rates, u, delay, t1, t2, other, policy, h2, first):
+        seen.append((delay, float(np.max(first))))
+        return np.ones_like(rates)
+    monkeypatch.setattr(bc, "level2_hit_at_checkpoint", record)
+    cache = BufferCache([Segment("t", np.array([0.01]), np.array([1000.0]), 0.4)], 250.0, 500.0)
+    for period, span, delay in ((None, 40.0, 40.0), (100.0, None, 50.0), (100.0, 30.0, 30.0), (100.0, 80.0, 50.0),
+                                (1e5, None, 5e4)):
+        seen.clear()
+        cache.dirty_writes(period, span)
+        assert [d for d, _f in seen] == [delay] and cache.checkpoint_os_hit == {"t": 1.0}
+        assert 0.0 < seen[0][1] <= 1.0
