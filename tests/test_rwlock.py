@@ -210,3 +210,20 @@ def test_reset_keeps_holders_and_counts_only_what_follows():
     assert st["readers_holding"] == pytest.approx(1.0 / 3.0)
     assert st["read_acquires"] == 1 and st["write_acquires"] == 0
     assert st["read_wait_total"] == pytest.approx(3.0)   # asked at 1, granted at 4: the whole wait
+
+
+def test_reset_forgets_the_reader_seconds_before_it():
+    """Two readers hold 0-4, a third 1-1.5 (3.5 reader-seconds by 1.5); a reset at 2 leaves 2..4 with two
+    holding: a mean of 2 readers (keeping the 3.5 before the reset would make it 3.75)."""
+    env = simpy.Environment()
+    lock = RWLock(env)
+    log = []
+    for name in ("r1", "r2"):
+        env.process(_user(env, lock, log, name, 0.0, False, 4.0))
+    env.process(_user(env, lock, log, "r3", 1.0, False, 0.5))
+    env.run(until=2.0)
+    lock.reset_stats()
+    env.run()
+    st = lock.stats()
+    assert env.now == pytest.approx(4.0) and st["readers_holding"] == pytest.approx(2.0)
+    assert st["read_acquires"] == 0 and st["write_held"] == 0.0
