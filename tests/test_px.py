@@ -477,3 +477,22 @@ def test_a_message_goes_on_as_soon_as_it_holds_message_bytes():
     inst.env.process(stmt.run())
     inst.env.run()
     assert sizes == [2 * b] * 26
+
+
+def test_one_thread_per_cpu_makes_the_default_dop_and_degree_limit_cpu_count():
+    """default DOP = parallel_degree_limit ('CPU') = parallel_threads_per_cpu x cpu_count: with 1 thread a
+    CPU, 64 (not 'twice cpu_count', which holds only for the usual 2); targets follow the same factor."""
+    p = px.parameters(px.ParallelSpec(parallel_threads_per_cpu=1), 64)
+    assert (p["default_dop"], p["parallel_degree_limit"], p["parallel_servers_target"], p["parallel_max_servers"]) == \
+        (64, 64, 256, 320)
+
+
+def test_the_limited_policy_never_queues():
+    """Statement queuing is parallel_degree_policy=auto's alone: under limited a statement past the
+    target runs at once, as under manual."""
+    env, pool = _pool(parallel_degree_policy="limited", parallel_servers_target=4, parallel_min_servers=40)
+    log = []
+    _statement(env, pool, log, "a", 4, 10.0)
+    _statement(env, pool, log, "b", 4, 10.0)
+    env.run()
+    assert log == [("a", 0.0, 4), ("b", 0.0, 4)] and pool.queued == 0 and pool.peak_busy == 16
