@@ -342,6 +342,7 @@ def test_granules_by_hand():
     g = px.granules(100 * b, 2, b)                                         # 26 granules of 100 blocks
     assert len(g) == 26 and {n / b for _o, n in g} == {3.0, 4.0} and g[0] == (0.0, 4 * b)
     assert px.granules(100.0, 4, b) == [(0.0, b)]                          # under a block: one block
+    assert px.granules(10.5 * b, 1, b) == [(k * b, b) for k in range(11)]  # a part block at the end: read too
 
 
 # --------------------------------------------------------------------------- a statement by hand

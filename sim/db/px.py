@@ -187,8 +187,9 @@ class PxPool:
 
 
 def granules(size: float, producers: int, block: float) -> list[tuple[float, float]]:
-    """Block-range granules (offset, bytes) covering `size` bytes, GRANULES_PER_SERVER per producer."""
-    blocks = max(1, int(size // block))
+    """Block-range granules (offset, bytes) covering `size` bytes, GRANULES_PER_SERVER per producer: whole blocks,
+    a last part block read as a block (as one under a block is)."""
+    blocks = max(1, math.ceil(size / block))
     n = max(1, min(blocks, GRANULES_PER_SERVER * producers))
     edges = [round(i * blocks / n) for i in range(n + 1)]
     return [(a * block, (b - a) * block) for a, b in zip(edges, edges[1:]) if b > a]
