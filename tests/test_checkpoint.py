@@ -70,6 +70,18 @@ def test_checkpoint_writes_absorb_repeated_changes():
     assert cache.checkpoint_writes(10 * n)["t"] < cache.checkpoint_writes(n)["t"]   # longer logs, fewer writes
 
 
+def _fifty_a_second(env) -> dict:
+    """The workload's count of finished transactions ({"n": ...}), one every 20 ms."""
+    count = {"n": 0}
+
+    def transactions():
+        while True:
+            yield env.timeout(0.02)
+            count["n"] += 1
+    env.process(transactions())
+    return count
+
+
 def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
     """Logs of 1000 bytes at 10 bytes a transaction: a switch every 100 transactions, from the
     start. A 2-s timeout at 50 transactions a second spans 100 transactions: its writes come only
@@ -89,14 +101,8 @@ def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
     assert no_logs.at_throughput(50.0)["t"] == pytest.approx((0.0, cache.timeout_writes(100.0)["t"]))
 
     env = simpy.Environment()
-    count = {"n": 0}
-
-    def transactions():          # 50 a second
-        while True:
-            yield env.timeout(0.02)
-            count["n"] += 1
+    count = _fifty_a_second(env)
     applied = []
-    env.process(transactions())
     env.process(no_logs.pace(env, lambda: count["n"], lambda w: applied.append((env.now, w["t"][1]))))
     assert no_logs.held
     env.run(until=1.5 * PACE_WINDOW)
@@ -108,7 +114,6 @@ def test_cached_block_checkpoints_pace_the_timeout_by_measured_throughput():
         assert w == pytest.approx(cache.timeout_writes(2.0 * 50.0)["t"], rel=0.02)
 
 
-
 def test_hold_goes_back_to_the_log_switch_writes_at_once_and_the_timeout_adds_none_after():
     """Logs switching every 100 transactions and a 0.5-s timeout at 50 transactions a second (25 transactions,
     sooner than a switch): once released, each PACE_WINDOW applies the timeout's writes; hold() (DBWR fell behind)
@@ -117,14 +122,8 @@ def test_hold_goes_back_to_the_log_switch_writes_at_once_and_the_timeout_adds_no
     seg = Segment("t", np.array([0.001, 1.0]), np.array([1.0, 1.0]), update_share=1.0)
     ck = CachedBlockCheckpoints(BufferCache([seg], 10.0), 1000.0, 10.0, 0.5)
     env = simpy.Environment()
-    count = {"n": 0}
-
-    def transactions():          # 50 a second
-        while True:
-            yield env.timeout(0.02)
-            count["n"] += 1
+    count = _fifty_a_second(env)
     applied = []
-    env.process(transactions())
     env.process(ck.pace(env, lambda: count["n"], lambda w: applied.append((env.now, w))))
     ck.release()
     env.run(until=1.5 * PACE_WINDOW)
