@@ -92,6 +92,8 @@ def test_rman_channels_waiting_for_a_strand_do_not_share_the_cache():
     eight = _result("rman", {**base, "channels": 8, "datafiles_mb": [40.0] * 8}, profile="opteron-2way")
     assert eight.extra["cpi_data_stall"] == pytest.approx(one.extra["cpi_data_stall"], rel=0.02)
     assert eight.elapsed == pytest.approx(4 * one.elapsed, rel=0.05)
+    # and the report's compressors on strands at once never counts those waiting: at most the two strands
+    assert 1.5 < eight.extra["compressors_mean"] <= 2.0
 
 
 @pytest.mark.parametrize("compressed", [True, False])
@@ -270,6 +272,65 @@ def test_rman_pieces_queue_on_the_cf_enqueue_one_channel_at_a_time():
     assert waits["enq: CF - contention"].time > 0     # four channels start at once: three wait their turn
 
 
+def test_rman_a_full_output_buffer_goes_out_at_once_not_with_the_next_input():
+    """A channel writes an output buffer the moment it is full: uncompressed, a 3 MB file is three 1 MB reads
+    and three 1 MB backup writes, the first handed over when the first read is in (as the second read is
+    issued), each at its own instant. (Writing only once a buffer overflowed had held each back one input
+    buffer and sent the last two together at the piece's end: same bytes, later.)"""
+    sc = scenario.load(None, {"run.max_time": "10000 s", "channels": 1, "datafiles_mb": [3.0], "compressed": False,
+                              "datafile_device": "array", "backup_device": "internal",
+                              "database.control_file_device": "array"}, profile="t5220", workload="rman")
+    system = System(sc)
+    log = {name: [] for name in ("array", "internal")}
+    for name, entries in log.items():
+        dev = system.devices[name]
+
+        def submit(kind, nbytes, offset=None, _orig=dev.submit, _log=entries, **kw):
+            _log.append((kind, nbytes, system.env.now))
+            return _orig(kind, nbytes, offset, **kw)
+        dev.submit = submit
+    job = rman.Workload(system, sc.params)
+    job.start()
+    system.env.run(until=job.done)
+    reads = [t for kind, n, t in log["array"] if kind == "read"]
+    writes = [(n, t) for kind, n, t in log["internal"] if kind == "write"]
+    assert len(reads) == 3 and [n for n, _ in writes] == [rman.OUTPUT_BUFFER] * 3
+    assert writes[0][1] == reads[1] and writes[1][1] == reads[2]
+    assert len({t for _, t in writes}) == 3
+
+
+def test_rman_datafiles_must_fit_the_datafile_device_not_the_backup_device():
+    """The database (the datafiles' sum) is checked against the device that holds the datafiles: on the T5220
+    500 GB of datafiles fit the 1,168 GB internal drives but not the 438 GB array, whichever holds the backup."""
+    from sim.config import ConfigError
+    files = [256000.0, 256000.0]     # MB: 500 GB
+    with pytest.raises(ConfigError, match="capacity of device 'array'"):
+        scenario.load(None, {"channels": 1, "datafiles_mb": files, "datafile_device": "array",
+                             "backup_device": "internal"}, profile="t5220", workload="rman")
+    scenario.load(None, {"channels": 1, "datafiles_mb": files, "datafile_device": "internal",
+                         "backup_device": "array"}, profile="t5220", workload="rman")
+
+
+def test_rman_a_section_as_large_as_the_largest_file_is_refused_one_byte_less_runs():
+    """section_size equal to the largest datafile (11,270 MB) makes every file one section: refused like a larger
+    one (the boundary itself); 11,269 MB makes two sections of the largest file and is taken."""
+    from sim.config import ConfigError
+    with pytest.raises(ConfigError, match="less than the largest datafile"):
+        scenario.load(None, {"channels": 4, "section_size": "11270 MB"}, profile="t5220", workload="rman")
+    scenario.load(None, {"channels": 4, "section_size": "11269 MB"}, profile="t5220", workload="rman")
+
+
+def test_rman_an_uncompressed_backup_misses_at_mpki_whatever_the_llc():
+    """Without compression no compressor's working set is in the cache: the job's miss rate is MPKI, also on the
+    Opteron's 1 MB L2, where one bzip2 compressor alone (a quarter of the T2's 4 MB) misses sqrt(4) = 2 x MPKI."""
+    for compressed, mpki in ((False, rman.MPKI), (True, 2 * rman.MPKI)):
+        sc = scenario.load(None, {"channels": 1, "compressed": compressed, "datafiles_mb": [4.0]},
+                           profile="opteron-2way", workload="rman")
+        system = System(sc)
+        rman.Workload(system, sc.params)
+        assert system.memory.mpi == pytest.approx(mpki / 1000.0, rel=1e-12)
+
+
 # --------------------------------------------------------------------------- SQL*Loader
 
 
@@ -333,7 +394,7 @@ def test_sqlldr_redo_goes_out_as_rows_go_in_whatever_the_log_buffer(log_buffer):
 
 def test_sqlldr_parallel_direct_sessions_each_read_their_own_slice():
     """Three parallel direct sessions over 60 MB: each reads its 20 MB slice from the slice's start (16 MB then
-    4 MB), so the input is read once, whole, and three sessions run at once."""
+    4 MB), so the input is read once, whole, and three sessions run at once; the load ends with the last of them."""
     from workloads import sqlldr
     job, recs = _traced("sqlldr", {"data_size": "60 MB", "direct": True, "parallel": True, "sessions": 3})
     reads = sorted((off, n) for kind, n, off in recs["internal"].log if kind == "read")
@@ -341,6 +402,8 @@ def test_sqlldr_parallel_direct_sessions_each_read_their_own_slice():
     assert reads == sorted([(i * share, sqlldr.BUFFER) for i in range(3)] +
                            [(i * share + sqlldr.BUFFER, 4 * MB) for i in range(3)])
     assert len(job.instance.sessions) == 3
+    # done once every session has loaded its slice (not when the first ends: its reads queue first on the drive)
+    assert job.done_bytes == pytest.approx(60 * MB) and job.progress() == 1.0
     assert job.system.env.now < 0.6 * _traced("sqlldr", {"data_size": "60 MB", "direct": True})[0].system.env.now
 
 
@@ -374,6 +437,42 @@ def test_sqlldr_places_its_input_off_the_table_device_and_both_must_fit():
     assert one.params.sessions == 1
     with pytest.raises(ConfigError, match="params.data_size"):     # nothing to load: no progress to measure
         scenario.load(None, {"data_size": "0 MB"}, profile="t5220", workload="sqlldr")
+
+
+def test_sqlldr_conventional_redo_steps_are_whole_triggers_a_round(monkeypatch):
+    """A conventional round's redo goes in floor(redo / LGWR's trigger) equal steps, each at least the trigger
+    (log_buffer 1 MB: a third of it, 349,525 B): 40 MB is rounds of 16, 16 and 8 MB, redo 17.6, 17.6 and 8.8 MB,
+    so 52 + 52 + 26 = 130 steps (rounding up had made 133, each under the trigger)."""
+    from sim.db.session import Session
+    steps = []
+    original = Session.redo
+
+    def redo(self, redo_bytes):
+        if redo_bytes > 0:
+            steps.append(redo_bytes)
+        return original(self, redo_bytes)
+    monkeypatch.setattr(Session, "redo", redo)
+    job, _ = _traced("sqlldr", {"data_size": "40 MB", "database.redo_device": "internal"})
+    flush_at = job.instance.lgwr.flush_at
+    assert flush_at == pytest.approx(MB / 3)
+    assert len(steps) == 130 and min(steps) >= flush_at
+    assert sum(steps) == pytest.approx(40 * MB * 1.1)
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_sqlldr_sessions_write_the_table_with_write_slots_behind(monkeypatch, direct):
+    """Each session keeps WRITE_SLOTS (2) table writes in flight at most, waited for as 'direct path write'
+    (direct) or 'free buffer waits' (conventional, DBWR behind)."""
+    from workloads import sqlldr
+    made = []
+    real = sqlldr.WriteBehind
+
+    def spy(session, device, slots, event):
+        made.append((slots, event))
+        return real(session, device, slots, event)
+    monkeypatch.setattr(sqlldr, "WriteBehind", spy)
+    _traced("sqlldr", {"data_size": "20 MB", "direct": direct})
+    assert made == [(2, "direct path write" if direct else "free buffer waits")]
 
 
 # --------------------------------------------------------------------------- CTAS
@@ -546,6 +645,17 @@ def test_create_index_instructions_reads_and_index_writes_by_hand():
     spawn = started * px.SPAWN_INSTRUCTIONS / (rows * ci.INSTRUCTIONS_PER_ROW + started * px.SPAWN_INSTRUCTIONS)
     assert sys / busy > ci.SYS_SHARE * 0.9 and sys / busy < ci.SYS_SHARE + spawn
     assert job.done_bytes == pytest.approx(size * MB) and job.progress() == 1.0
+
+
+def test_create_index_table_must_fit_the_table_device_not_the_index_device():
+    """table_size is checked against the table's tablespace device: on the 2-way Opteron a 100 GB table fits
+    'external' (238 GB) with the index on 'local' (34 GB), and is refused on 'local'."""
+    from sim.config import ConfigError
+    scenario.load(None, {"table_size": "100 GB", "table_device": "external", "index_device": "local"},
+                  profile="opteron-2way", workload="create_index")
+    with pytest.raises(ConfigError, match="capacity of device 'local'"):
+        scenario.load(None, {"table_size": "100 GB", "table_device": "local", "index_device": "external"},
+                      profile="opteron-2way", workload="create_index")
 
 
 # --------------------------------------------------------------------------- what every batch job shares
