@@ -303,8 +303,14 @@ def test_a_batch_jobs_elapsed_is_shown_as_a_time_not_a_count():
     ({"setting": 5}, "capacity: setting: got"),
     ({"overrides": "users=3"}, "capacity: overrides: got"),
     ({"overrides": [("profile", "t5220")]}, "capacity: overrides: got"),
+    ({"limits": []}, "capacity: no limit given"),
+    ({"start": True}, "capacity: start: got True; expected a whole number of at least 1"),
+    ({"start": 10, "stop": 5}, "capacity: stop: got 5; expected a whole number of at least 10"),
 ])
-def test_the_python_api_refuses_bad_arguments_naming_them(kwargs, fragment):
+def test_the_python_api_refuses_bad_arguments_naming_them(monkeypatch, kwargs, fragment):
+    """(No limits, a start of True, a stop below the start: from the mutation round of sim/capacity.py.)"""
+    import sim.run
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("a run started"))
     args = {"limits": ["cpu_busy <= 80%"], "overrides": QUICK, **kwargs}
     with pytest.raises(OltpsimError, match=fragment):
         cp.capacity({}, args.pop("limits"), **args)
@@ -553,3 +559,43 @@ def test_the_answer_names_the_busiest_resources_of_its_run(monkeypatch):
     cap = cp.capacity({}, ["extra.lgwr_busy_pct <= 75%"], start=1, stop=64, precision=0.0, overrides=QUICK)
     assert cap.value == 7
     assert "Busiest there: LGWR 70%, array %b 42%, strands (mpstat) 35%." in cap.answer(), cap.answer()
+
+
+# (from a second mutation round of sim/capacity.py: each test below fails under a change that the tests above let
+# through)
+
+def test_one_limit_given_as_a_limit_is_one_limit(monkeypatch):
+    """A parsed Limit given alone, as a string is: not refused as 'not a list'."""
+    import sim.run
+    from sim.result import Result
+
+    monkeypatch.setattr(sim.run, "run", lambda sc, progress=None: Result("x", "t5220", "tpcc", {}, tpm=1000.0,
+                                                                          cpu_idle=50.0))
+    cap = cp.capacity({}, cp.parse_limit("cpu_busy <= 80%"), start=4, stop=4, overrides=QUICK)
+    assert [lim.figure for lim in cap.limits] == ["cpu_busy"] and cap.value == 4
+
+
+def test_a_run_the_law_cannot_judge_is_not_called_not_steady():
+    """steady is None when the throughput has no interval (one batch, sim/run.py): no verdict, so no warning;
+    only steady False is a transient."""
+    law = "extra.response_time_law."
+    row = {law + "response_ms": 500.0, law + "law_response_ms": 2000.0}
+    unknown, transient = cp.Probe(8, {**row, law + "steady": None}, []), cp.Probe(9, {**row, law + "steady": False}, [])
+    assert cp._transients("users", [unknown, None]) == []
+    assert [t[:34] for t in cp._transients("users", [unknown, transient])] == ["The run at users=9 was not steady:"]
+
+
+def test_a_limit_on_a_device_whose_name_has_a_dot_is_checked_against_its_whole_name():
+    """device.san.lun0.util_pct names device 'san.lun0' (everything between the prefix and the last part), not
+    'san': a profile with that device takes the limit, one without it refuses it naming 'san.lun0'."""
+    from types import SimpleNamespace
+
+    def sc(devices):
+        storage = SimpleNamespace(device_names=lambda: devices)
+        return SimpleNamespace(profile=SimpleNamespace(storage=storage),
+                               spec=SimpleNamespace(workload="tpcc", profile="p"))
+
+    lim = cp.parse_limit("device.san.lun0.util_pct <= 60%")
+    cp._check_names([lim], sc(["san.lun0"]))
+    with pytest.raises(OltpsimError, match=r"no device 'san\.lun0'"):
+        cp._check_names([lim], sc(["san", "san.lun1"]))
