@@ -224,6 +224,7 @@ def test_an_event_missing_from_a_later_run_is_no_waits_and_a_misspelt_one_is_ref
     cap = cp.capacity({}, ["wait.log file sync.avg_ms <= 5 ms"], start=4, stop=16, precision=0.0, overrides=QUICK)
     assert cap.value == 16 and all(p.broke == [] for p in cap.probes)   # no waits: met
     assert cap.probes[1].row.get("wait.log file sync.avg_ms") is None   # the rows hold what the runs measured
+    assert "No run of the search waited on" not in cap.answer()   # the first did: no note (mutation round)
     calls.clear()   # no run had it (misspelt, or a load never reached): the answer says so, with the events seen
     cap = cp.capacity({}, ["wait.log file synk.avg_ms <= 5 ms"], start=4, stop=16, overrides=QUICK)
     assert "No run of the search waited on 'log file synk'" in cap.answer()
@@ -599,3 +600,27 @@ def test_a_limit_on_a_device_whose_name_has_a_dot_is_checked_against_its_whole_n
     cp._check_names([lim], sc(["san.lun0"]))
     with pytest.raises(OltpsimError, match=r"no device 'san\.lun0'"):
         cp._check_names([lim], sc(["san", "san.lun1"]))
+
+
+def test_a_setting_that_runs_as_another_number_than_the_search_gave_is_refused(monkeypatch):
+    """The search's answer is the value it set: a setting the scenario turns into another whole number (none of
+    tpcc's does; stubbed here) would report a capacity no run had, so it is refused before any run."""
+    import sim.run
+
+    real = cp.resolve
+
+    class Doubled:   # the scenario as resolved, but saying the setting runs at twice the value given
+        def __init__(self, sc):
+            self.sc = sc
+
+        def __getattr__(self, name):
+            return getattr(self.sc, name)
+
+        def describe(self):
+            d = self.sc.describe()
+            return {**d, "params.users": 2 * d["params.users"]}
+
+    monkeypatch.setattr(cp, "resolve", lambda *a, **k: Doubled(real(*a, **k)))
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(OltpsimError, match=r"capacity: users: 4 runs as 8; expected a whole-number setting"):
+        cp.capacity({}, ["cpu_busy <= 80%"], start=4, stop=8, overrides=QUICK)
