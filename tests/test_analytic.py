@@ -577,3 +577,23 @@ def test_repairman_mva_by_hand():
     for n, x in [(1, 0.5), (2, 0.8), (3, 3 / 3.2)]:
         assert repairman_mva(n, 1.0, 1.0) == pytest.approx(x, rel=1e-12)
         assert repairman(n, 1.0, 1.0)[0] == pytest.approx(x, rel=1e-12)
+
+
+# (from a mutation round of sim/analytic.py: each test below fails under a change the tests above let through)
+
+def test_lru_simulate_keeps_what_it_inserts_when_nothing_warmed_it():
+    """4 requests: no warm-up (min(10, 4 // 5) = 0), so the counted requests fill the cache themselves. One item,
+    room for it: a miss, then 3 hits, 3/4 (evicting at len >= capacity would drop each insert: 0). A full cache
+    after a warm-up never shows this, so the tests above could not."""
+    assert lru_simulate(np.ones(1), 1, 4, np.random.default_rng(7)) == 0.75
+
+
+def test_a_level2_whose_time_is_shorter_than_level1s_gets_no_hits():
+    """Two items at rate 1 behind a level 1 holding each t1 = 1 after a request: level 2 sees misses at
+    r2 = e^{-1} each, and below t1 an item's occupancy is r2 T2, so c2 = 0.2 gives T2 = 0.2 / (2 e^{-1}) = 0.1 e
+    ~ 0.27 < t1: every gap between level-2 requests is at least t1 > T2, no hit (not a negative one)."""
+    from sim.analytic import _renewal_level2
+
+    hits, t2 = _renewal_level2(np.ones(2), np.ones(2), 1.0, 0.2, with_time=True)
+    assert t2 == pytest.approx(0.1 * math.e, rel=1e-9)
+    assert np.array_equal(hits, np.zeros(2))
