@@ -233,15 +233,20 @@ def test_read_ahead_of_less_than_a_buffer_reads_just_that():
     assert [r[2:] for r in dev.reads] == [(0.3 * MB, 4 * MB)]
 
 
+def _write_behind():
+    """(env, device, session, WriteBehind of 2 slots) on 1-ms stub writes."""
+    env = simpy.Environment()
+    dev, session = _Device(env), _Session(env)
+    session.instance = _Instance(env)
+    return env, dev, session, WriteBehind(session, dev, 2, "direct path write")
+
+
 def test_write_behind_keeps_at_most_its_slots_in_flight_and_books_only_the_time_it_waits():
     """Two slots, 1-ms writes, a job writing five blocks with no work between them: writes 1-2 go at 0;
     the third finds both slots taken and waits until they end at 1 ms (a wait of 1 ms), then 3 and 4 go;
     the fifth waits until 2 ms; drain() waits for it, to 3 ms. Three waits of 1 ms under the event, never
     more than two writes in flight; a drain with nothing in flight returns at once and books nothing."""
-    env = simpy.Environment()
-    dev, session = _Device(env), _Session(env)
-    session.instance = _Instance(env)
-    wb = WriteBehind(session, dev, 2, "direct path write")
+    env, dev, session, wb = _write_behind()
     peak = []
 
     def job():
@@ -316,10 +321,7 @@ def test_a_batch_reader_times_each_batch_from_its_own_submission():
 def test_write_behind_drain_waits_for_the_last_write_not_the_first_to_end():
     """Writes at 0 and 0.5 ms, 1 ms each, then drain(): it ends at 1.5 ms when the second is done, having
     been woken at 1 ms by the first (one wait of 1 ms booked)."""
-    env = simpy.Environment()
-    dev, session = _Device(env), _Session(env)
-    session.instance = _Instance(env)
-    wb = WriteBehind(session, dev, 2, "direct path write")
+    env, dev, session, wb = _write_behind()
     ended = []
 
     def job():
