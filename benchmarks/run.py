@@ -1,9 +1,9 @@
 """Speed of the engine and of the model, measured (not asserted): run `python benchmarks/run.py`.
 
-Prints the bare SimPy event rate on this machine (the ceiling), oltpsim's event rate and
-simulated seconds per wall second on the T5220 64-user OLTP scenario run to a 1% confidence
-half-width, the cost of a model event relative to a bare one, and (with --reproduce) the
-wall time of `oltpsim reproduce`.
+Prints the bare SimPy event rate on this machine (the ceiling), the time of Che's approximation over a
+million items (the cache model's scale), oltpsim's event rate and simulated seconds per wall second on
+the T5220 64-user OLTP scenario run to a 1% confidence half-width, the cost of a model event relative to
+a bare one, and (with --reproduce) the wall time of `oltpsim reproduce`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,18 @@ def bare_simpy_rate(n: int = 1_000_000) -> float:
     return n / (time.perf_counter() - t)
 
 
+def che_million_items() -> float:
+    """Seconds to solve Che's approximation over 1,000,000 Zipf(0.8) items (the buffer cache model's scale)."""
+    import numpy as np
+
+    from sim.analytic import che_hit_ratio
+
+    rates = 1.0 / np.arange(1, 1_000_001) ** 0.8
+    t = time.perf_counter()
+    che_hit_ratio(rates, 50_000.0)
+    return time.perf_counter() - t
+
+
 def t5220_64_users(seed: int = 1):
     from sim import scenario
     from sim.run import run
@@ -47,6 +59,8 @@ def main() -> None:
     args = ap.parse_args()
     bare = statistics.median(bare_simpy_rate() for _ in range(args.repeat))
     print(f"bare SimPy: {bare / 1e3:,.0f} k events/s ({1e6 / bare:.2f} us per event)")
+    che = statistics.median(che_million_items() for _ in range(args.repeat))
+    print(f"Che's approximation over 1,000,000 items: {1e3 * che:.0f} ms")
     runs = [t5220_64_users(seed) for seed in range(1, args.repeat + 1)]
     wall = statistics.median(r.wall_time for r in runs)
     rate = statistics.median(r.events / r.wall_time for r in runs)

@@ -6,7 +6,6 @@ Every tolerance is stated next to its assertion with the reason for its size.
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
 
 import numpy as np
@@ -283,14 +282,15 @@ def test_che_monotone_in_capacity(alpha, c, dc):
     assert che_hit_ratio(r, c + dc) >= che_hit_ratio(r, c) - 1e-12
 
 
-def test_che_million_items_fast():
+def test_che_at_a_million_items_solves_its_own_equation():
+    """At the scale of a real table's blocks the root is still the root: the characteristic time fills the
+    cache to 1e-9 of its size, and the hit ratio is the request-weighted mean of 1 - e^{-r T}. (Its speed,
+    ~0.1 s, is a benchmark's: benchmarks/run.py, not a timed test.)"""
     r = 1.0 / np.arange(1, 1_000_001) ** 0.8
-    t0 = time.perf_counter()
-    h = che_hit_ratio(r, 50_000.0)
-    elapsed = time.perf_counter() - t0
-    assert 0.0 < h < 1.0
-    # Measured ~0.1 s; 1 s bound leaves room for a loaded CI machine.
-    assert elapsed < 1.0
+    t = che_time(r, 50_000.0)
+    h_i = -np.expm1(-r * t)
+    assert h_i.sum() == pytest.approx(50_000.0, rel=1e-9)
+    assert che_hit_ratio(r, 50_000.0) == pytest.approx(float(np.dot(r, h_i) / r.sum()), rel=1e-12)
 
 
 @FAST
