@@ -47,7 +47,10 @@ def test_32_bit_oracle_maps_an_sga_up_to_4_gb_less_256_mb():
     with pytest.raises(ConfigError, match="within"):
         _load(**bits32, **{"database.db_cache": f"{limit_mb - 40:g} MB", "database.shared_pool": "41 MB"})
     _load(**{"database.db_cache": f"{limit_mb:g} MB"})                             # 64-bit: no such limit
-    _load(**bits32)                                                                # no cache given: nothing to check
+    _load(**bits32)                                                                # no cache given: the pools alone
+    _load(**bits32, **{"database.shared_pool": f"{limit_mb:g} MB"})
+    with pytest.raises(ConfigError, match=r"database\.shared_pool: got '3\.75 GB'; expected an SGA \(shared pool = 3\.75 GB\)"):
+        _load(**bits32, **{"database.shared_pool": f"{limit_mb + 1:g} MB"})   # (accepted before: 5 GB ran)
 
 
 def test_redo_and_control_files_go_with_the_datafiles_unless_placed():
