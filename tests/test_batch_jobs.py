@@ -259,7 +259,8 @@ def test_rman_channels_take_the_largest_file_first_and_never_more_channels_than_
 
 def test_rman_pieces_queue_on_the_cf_enqueue_one_channel_at_a_time():
     """Each piece is one CF enqueue get and CF_WRITES_PER_PIECE synchronous writes to CONTROL_FILE_COPIES
-    copies of CONTROL_FILE_WRITE bytes: the control-file device gets exactly that."""
+    copies of CONTROL_FILE_WRITE bytes: the control-file device gets exactly that. A get is a wait only when
+    another channel holds the enqueue: the first never is, the three channels starting beside it are."""
     params = {"channels": 4, "datafiles_mb": [1.0] * 4, "section_size": "0.5 MB", "compressed": False,
               "datafile_device": "array", "backup_device": "array", "database.control_file_device": "internal"}
     job, recs = _traced("rman", params)
@@ -267,7 +268,7 @@ def test_rman_pieces_queue_on_the_cf_enqueue_one_channel_at_a_time():
     cf = [n for kind, n, off in recs["internal"].log]
     assert cf == [rman.CONTROL_FILE_WRITE] * (8 * rman.CF_WRITES_PER_PIECE * rman.CONTROL_FILE_COPIES)
     waits = job.instance.waits.events
-    assert waits["enq: CF - contention"].waits == 8
+    assert 3 <= waits["enq: CF - contention"].waits <= 7
     assert waits["control file parallel write"].waits == 8 * rman.CF_WRITES_PER_PIECE
     assert waits["enq: CF - contention"].time > 0     # four channels start at once: three wait their turn
 

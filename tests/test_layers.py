@@ -49,7 +49,8 @@ def _run(workload: str, overrides: dict):
 def test_rman_channel_io_and_control_file_transactions_are_the_sessions_waits():
     """Every 1 MB input buffer a channel waits for is one 'RMAN backup & recovery I/O' wait, and so is each
     piece's wait for its last output buffer to be written (its output fits the 4 buffers: no other); every piece
-    one CF enqueue and CF_WRITES_PER_PIECE 'control file parallel write's; the backup device gets the compressed
+    one CF enqueue get (a wait only behind the other channel's: never the first) and CF_WRITES_PER_PIECE 'control
+    file parallel write's; the backup device gets the compressed
     bytes, the datafile device the datafiles plus the control-file writes (they share it here)."""
     sizes = (5.0, 3.5, 2.0)
     r, waits, moved = _run("rman", {"channels": 2, "datafiles_mb": str(list(sizes)), "datafile_device": "array",
@@ -58,7 +59,7 @@ def test_rman_channel_io_and_control_file_transactions_are_the_sessions_waits():
     assert pieces == len(sizes)
     assert all(s * rman.COMPRESSION_RATIO * MB <= rman.OUTPUT_BUFFERS * rman.OUTPUT_BUFFER for s in sizes)
     assert waits["RMAN backup & recovery I/O"] == sum(math.ceil(s * MB / rman.READ_SIZE) for s in sizes) + pieces
-    assert waits["enq: CF - contention"] == pieces
+    assert waits.get("enq: CF - contention", 0) < pieces
     assert waits["control file parallel write"] == pieces * rman.CF_WRITES_PER_PIECE
     assert moved["internal"] == pytest.approx(sum(sizes) * MB * rman.COMPRESSION_RATIO, rel=1e-9)
     cf = pieces * rman.CF_WRITES_PER_PIECE * rman.CONTROL_FILE_COPIES * rman.CONTROL_FILE_WRITE

@@ -214,7 +214,8 @@ def test_no_write_is_larger_than_the_log_buffer_and_a_full_buffer_makes_sessions
 
 def test_a_commit_whose_redo_is_already_written_returns_at_once_and_counts():
     """Redo put and written before the commit (a long transaction's): the commit has nothing left to wait for,
-    yet it is a commit (commits per log write had left it out; review)."""
+    yet it is a commit (commits per log write had left it out; review). It records no 'log file sync': Oracle
+    waits only for redo not yet written (a 0-s wait had been counted, lowering the event's average)."""
     env, dev, lgwr, inst, session = _session(30 * 1024)
 
     def work():
@@ -224,7 +225,7 @@ def test_a_commit_whose_redo_is_already_written_returns_at_once_and_counts():
     env.process(work())
     env.run()
     assert lgwr.commits == 1 and lgwr.writes == 1
-    assert inst.waits.events["log file sync"].time == 0.0
+    assert "log file sync" not in inst.waits.events
 
 
 def test_redo_that_exactly_fills_the_buffer_fits_without_waiting():

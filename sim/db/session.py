@@ -44,7 +44,8 @@ class Session:
             redo_bytes = 0.0
         start = env._now
         yield lgwr.commit(redo_bytes)
-        self.instance.waits.add("log file sync", env._now - start)
+        if env._now > start:   # (its redo went out before it: Oracle does not wait, and records no wait)
+            self.instance.waits.add("log file sync", env._now - start)
 
     def read_block(self, os_cached: bool = False, files: tuple[int, int] | None = None, cpu: float = 0.0,
                    sys_share: float = 0.0):
@@ -92,7 +93,8 @@ class Session:
         start = env.now
         with inst.cf_enqueue.request() as req:
             yield req
-            inst.waits.add("enq: CF - contention", env.now - start)
+            if env.now > start:   # (a get granted at once is no wait: AWR records none)
+                inst.waits.add("enq: CF - contention", env.now - start)
             cf = inst.control_file
             for _ in range(writes):
                 t = env.now
