@@ -56,10 +56,11 @@ class _Dbwr:
 
 class _Datafiles:
     def __init__(self, env):
-        self.env, self.reads = env, []
+        self.env, self.reads, self.work = env, [], []
 
     def read(self, os_cached, files, cpu=0.0, sys_share=0.0):
         self.reads.append((os_cached, files))
+        self.work.append((cpu, sys_share))
         began = self.env.now
         yield self.env.timeout(0.0001 if os_cached else 0.005)
         return began
@@ -136,6 +137,14 @@ def test_a_buffer_miss_waits_for_a_free_buffer_then_reads_one_block(dbwr):
     assert inst.physical_reads == 2 and inst.datafiles.reads[-1] == (True, None)
     assert _waits(inst) == {"db file sequential read": (2, 0.0051)}
 
+
+def test_a_buffer_miss_hands_its_cpu_and_kernel_share_to_the_read():
+    """The instructions run up to the read and their kernel share go to the datafiles' read as given (the strand
+    that runs them makes the call): 2e6 instructions at 25% in the kernel, not swapped; none by default."""
+    env, inst, s = _instance()
+    _run(env, s.read_block(False, (0, 1), 2e6, 0.25))
+    _run(env, s.read_block())
+    assert inst.datafiles.work == [(2e6, 0.25), (0.0, 0.0)]
 
 def test_dirtied_blocks_go_to_dbwr_and_nowhere_without_it():
     env, inst, s = _instance()
@@ -238,6 +247,16 @@ def test_control_file_transactions_queue_for_the_cf_enqueue():
     assert len(writes) == 12 and {(k, n) for k, n, _o, _t in writes} == {("write", 16384.0)}
     assert [t for *_x, t in writes[:2]] == [1.0, 1.0]   # both copies of a write at once
 
+
+def test_a_control_file_write_waits_for_its_slowest_copy():
+    """Each write goes to every copy at once and ends when the last copy is written: with copies of 2 and 4 ms,
+    two writes take 4 ms each (8 ms in all), not the faster copy's 2 ms; no other session: no enqueue wait."""
+    env, inst, s = _instance()
+    times = iter([0.002, 0.004] * 2)
+    inst.control_file = SimpleNamespace(submit=lambda kind, nbytes: env.timeout(next(times)))
+    _run(env, s.control_file_transaction(2, 16384.0, 2))
+    assert env.now == pytest.approx(1.008, rel=1e-12)
+    assert _waits(inst) == {"enq: CF - contention": (1, 0.0), "control file parallel write": (2, 0.008)}
 
 def test_a_timed_wait_takes_its_time_and_is_recorded():
     env, inst, s = _instance()
