@@ -317,3 +317,87 @@ def test_lgwr_busy_window_reset_in_the_middle_of_its_cpu_or_its_write():
     assert lgwr.utilisation() == pytest.approx(1.0)
     env.run(until=7.0 * MS)                           # done at 5.5: 2.5 of 4 ms
     assert lgwr.utilisation() == pytest.approx(2.5 / 4)
+
+
+def test_a_commit_whose_redo_does_not_fit_times_log_file_sync_from_its_last_piece():
+    """40 KB committed through a 30 KB buffer: 30 KB goes in at once (over the 10 KB trigger: CPU 0-1 ms, device
+    1-5 ms); the last 10 KB waits for that write ('log buffer space' 5 ms), goes in at 5 ms and is written 6-10 ms.
+    'log file sync' is the 5 ms from then, not the 10 ms since the commit began (the room is its own wait)."""
+    env, dev, lgwr, inst, session = _session(30 * 1024)
+    env.process(session.commit(40 * 1024))
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(30 * 1024, 1.0), (10 * 1024, 6.0)]
+    space, sync = inst.waits.events["log buffer space"], inst.waits.events["log file sync"]
+    assert (space.waits, space.time) == (1, pytest.approx(5 * MS))
+    assert (sync.waits, sync.time) == (1, pytest.approx(5 * MS))
+
+
+def test_two_sessions_waiting_for_room_take_it_in_turn():
+    """9 KB in a 30 KB buffer, then two sessions each with 25 KB, which does not fit: both wait for the 9 KB's
+    write (CPU 0-1 ms, device 1-5 ms). At 5 ms the first puts its 25 KB; the second, woken too, finds the buffer
+    full again and waits on for that write (6-10 ms) before its own goes in (written 11-15 ms): 'log buffer
+    space' 5 + 10 ms, and the buffer never holds more than its 30 KB."""
+    env, dev, lgwr, inst, first = _session(30 * 1024)
+    second = type(first)(inst, 1)
+    most = []
+
+    def work(session, put_first):
+        if put_first:
+            yield from session.redo(9 * 1024)
+        yield from session.redo(25 * 1024)
+        most.append(lgwr.generated - lgwr.written)
+    env.process(work(first, True))
+    env.process(work(second, False))
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(9 * 1024, 1.0), (25 * 1024, 6.0), (25 * 1024, 11.0)]
+    space = inst.waits.events["log buffer space"]
+    assert (space.waits, space.time) == (2, pytest.approx(15 * MS))
+    assert max(most) <= 30 * 1024 and lgwr.written == lgwr.generated == 59 * 1024
+
+
+def test_a_write_in_flight_holds_its_room_and_its_commit_until_it_ends():
+    """12 KB put at 0 (over the 10 KB trigger of a 30 KB buffer: CPU 0-1 ms, device 1-5 ms). At 2 ms its session
+    commits nothing more: its redo is in the write in flight, not yet on disk, so it waits for that write's end
+    ('log file sync' 3 ms, no write of its own). Another session's 20 KB at 2 ms does not fit beside the 12 KB
+    being written: 'log buffer space' 3 ms, then its own write (6-10 ms)."""
+    env, dev, lgwr, inst, first = _session(30 * 1024)
+    other = type(first)(inst, 1)
+
+    def committer():
+        yield from first.redo(12 * 1024)
+        yield env.timeout(2 * MS)
+        yield from first.commit(0.0)
+
+    def writer():
+        yield env.timeout(2 * MS)
+        yield from other.redo(20 * 1024)
+    env.process(committer())
+    env.process(writer())
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(12 * 1024, 1.0), (20 * 1024, 6.0)]
+    space, sync = inst.waits.events["log buffer space"], inst.waits.events["log file sync"]
+    assert (space.waits, space.time) == (1, pytest.approx(3 * MS))
+    assert (sync.waits, sync.time) == (1, pytest.approx(3 * MS)) and lgwr.commits == 1
+
+
+def test_redo_put_during_a_write_is_not_on_disk_until_the_next():
+    """A commit of 100 bytes at 0 is written 1-5 ms (512 bytes); 1 KB put at 2 ms (under the trigger) is not in
+    that write: a commit of nothing more at 6 ms waits for a write of its own (CPU 6-7, device 7-11 ms),
+    'log file sync' 5 ms."""
+    env, dev, lgwr, inst, session = _session(30 * 1024)
+    other = type(session)(inst, 1)
+
+    def work():
+        yield from session.commit(100.0)
+        yield env.timeout(1 * MS)
+        yield from session.commit(0.0)
+
+    def put():
+        yield env.timeout(2 * MS)
+        yield from other.redo(1024.0)
+    env.process(work())
+    env.process(put())
+    env.run()
+    assert [(b, t) for _k, b, _s, t in dev.ios] == [(512, 1.0), (1024, 7.0)]
+    sync = inst.waits.events["log file sync"]
+    assert (sync.waits, sync.time) == (2, pytest.approx(10 * MS)) and lgwr.written == lgwr.generated == 1124.0
