@@ -209,3 +209,104 @@ def test_database_settings_take_the_range_oracle_gives_them(key, ok, bad):
     for value in bad:
         with pytest.raises(ConfigError, match=f"database.{key}"):
             _load(**base, **{f"database.{key}": value})
+
+
+def test_a_datafile_layout_without_tablespaces_puts_every_segment_in_any_file():
+    """No datafile size, or more segments than files: every segment's range is None (any file), as `of` says
+    for each, not a missing segment."""
+    from sim.db.layout import DatafileLayout
+    for layout in (DatafileLayout(10, None, {"a": 1.0, "b": 2.0}), DatafileLayout(1, MB, {"a": 1.0, "b": 2.0})):
+        assert layout.uniform and layout.of("a") is None and layout.of("b") is None
+
+
+def test_datafiles_grow_in_five_percent_steps_to_the_first_size_that_fits():
+    """3 MB and 5 MB on four 1-MB files: below 2.5 MB a file the 5 MB needs 3 files and the 3 MB 2; from 2.5 MB
+    (the first 5% step past it is 1.05^19 = 2.53 MB) they need 2 + 2, all four files. Larger steps (1.5x:
+    3.4 MB) would give 1 + 2, a file left empty."""
+    from sim.db.layout import DatafileLayout
+    assert 1.05**18 < 2.5 < 1.05**19 < 3.0
+    assert DatafileLayout(4, MB, {"a": 3 * MB, "b": 5 * MB}).ranges == {"a": (0, 2), "b": (2, 2)}
+
+
+def test_a_segment_of_whole_files_takes_them_despite_a_rounding_bit():
+    """2.1 GB over 0.3 GB files is 7 files, though the float quotient is 7.000000000000001: a ceiling without
+    the 1e-9 allowance would take an eighth file."""
+    from sim.db.layout import DatafileLayout
+    assert 2.1 * GB / (0.3 * GB) > 7
+    assert DatafileLayout(10, 0.3 * GB, {"a": 2.1 * GB, "b": 1.0}).ranges == {"a": (0, 7), "b": (7, 1)}
+
+
+def test_lgwr_gets_the_log_buffer_and_its_cpu_per_write_as_set():
+    """LGWR is built from the settings, each in its place: a 2 MB log buffer (not LogWriter's 1 MB default),
+    30,000 instructions a write, a quarter of them in the kernel (two numbers that would pass swapped as types)."""
+    _s, i = _instance(**{"database.log_buffer": "2 MB", "database.lgwr_instructions_per_write": "30000",
+                         "database.lgwr_sys_share": "0.25"})
+    assert (i.lgwr.buffer_size, i.lgwr.instructions_per_write, i.lgwr.sys_share) == (2 * MB, 30_000.0, 0.25)
+
+
+def test_dbwr_gets_the_caches_buffers_its_async_io_and_its_write_limit_as_set():
+    """DBWR's free-buffer limit is a quarter of the cache's buffers at the block size given (1 GB of 16 KB
+    blocks: 65,536 buffers, limit 16,384, not 8 KB's 32,768); with async I/O it keeps up to MAX_ASYNC_WRITES
+    writes queued unless dbwr_max_writes caps them (4); without (disk_asynch_io false) one at a time."""
+    from sim.db import dbwr
+    _s, i = _instance(**{"database.db_cache": "1 GB", "database.block_size": "16 KB"})
+    assert i.datafiles.async_io and i.dbwr.limit == dbwr.FREE_BUFFER_LIMIT * GB / (16 * 1024) == 16384.0
+    assert i.dbwr.width == dbwr.MAX_ASYNC_WRITES
+    _s, i = _instance(**{"database.db_cache": "1 GB", "database.dbwr_max_writes": "4"})
+    assert i.dbwr.width == 4
+    _s, i = _instance(**{"database.db_cache": "1 GB", "database.disk_asynch_io": "false"})
+    assert not i.datafiles.async_io and i.dbwr.width == 1
+
+
+def test_dbwr_is_behind_only_for_a_watched_backlog_that_grew():
+    """writer_behind: a net fill rate above 0 (not one of exactly 0: a backlog that held), none unwatched
+    (None) or without a DBWR; writer_fill_rate is 0 where nothing is known; an unwatched DBWR is not waiting to
+    be judged; unwatch_writer ends the watch."""
+    _s, i = _instance()
+    assert not i.writer_behind() and i.writer_fill_rate() == 0.0 and not i.writer_unjudged()
+    i.unwatch_writer()                                    # no DBWR: nothing to end
+    _s, i = _instance(**{"database.db_cache": "1 GB"})
+    assert not i.writer_unjudged()                        # not watched: nothing to judge
+    for rate, behind in ((None, False), (0.0, False), (1e-9, True)):
+        i.dbwr.fill_rate = rate
+        assert i.writer_behind() is behind
+    i.watch_writer(2.0)
+    i.unwatch_writer()
+    assert i.dbwr.watch_from is None
+
+
+class _Cache:
+    """A workload's buffer cache that answers dirty_writes with fixed writes: the log switches' alone, or with the
+    timeout's; it remembers what it was asked."""
+    LOG, TIMED = {"stock": (0.1, 0.2)}, {"stock": (0.1, 0.5)}
+
+    def __init__(self):
+        self.asked = []
+
+    def dirty_writes(self, period=None, timeout_tx=None):
+        self.asked.append((period, timeout_tx))
+        return self.LOG if timeout_tx is None else self.TIMED
+
+
+def test_cached_block_checkpoints_apply_the_log_switches_at_once_and_the_timeout_from_its_release():
+    """With 100 MB logs and 1,000 bytes of redo a transaction (a switch every 104,857.6 transactions) the
+    log-switch writes go to the workload at once; the timeout's (1800 s at 50 transactions/s: 90,000
+    transactions) only once released, not to a DBWR behind, and once only, from the next pace window; held
+    again, the log-switch writes are back at once."""
+    from sim.db.checkpoint import PACE_WINDOW
+    s, i = _instance(**{"database.db_cache": "1 GB", "database.redo_log_size": "100 MB",
+                        "database.log_checkpoint_timeout": "1800 s"})
+    assert i.cached_block_checkpoints is None and not i.release_checkpoints(False)
+    i.hold_checkpoints()                                  # none: nothing to hold
+    env, cache, applied = s.env, _Cache(), []
+    i.checkpoint_cached_blocks(cache, 1000.0, lambda: int(env.now * 50), applied.append)
+    ck = i.cached_block_checkpoints
+    assert applied == [_Cache.LOG] and ck.timeout == 1800.0 and ck.period == 100 * MB / 1000 and ck.held
+    env.run(until=env.now + PACE_WINDOW * 1.5)
+    assert applied == [_Cache.LOG]                        # held through the warm-up
+    assert not i.release_checkpoints(writer_behind=True) and ck.held
+    assert i.release_checkpoints(writer_behind=False) and not i.release_checkpoints(writer_behind=False)
+    env.run(until=env.now + PACE_WINDOW)
+    assert applied[-1] == _Cache.TIMED and cache.asked[-1] == (100 * MB / 1000, pytest.approx(1800 * 50))
+    i.hold_checkpoints()
+    assert ck.held and applied[-1] == _Cache.LOG
