@@ -32,6 +32,9 @@ from sim.shapes import ClaimSpec, holds
     ("above", [[5], [4], [6]], 0, False),              # above the lowest other is not above all
     ("rising", [[1, None, 3]], 0, None),               # a missing figure (out of memory): no verdict
     ("close", [[1.0], [float("nan")]], 0.1, None),
+    ("flat", [[90, 91, 120]], 0.2, True),              # mean 100.33: 120 is 19.6% above it (the median, 91: 32%)
+    ("flat", [[110, 100, 100, 100]], 0.05, False),     # mean 102.5: the first point is 7.3% above it
+    ("close", [[100, 120], [100, 100]], 0.05, False),  # within at the first point, 20% off at the second
 ])
 def test_each_kind_by_hand(kind, series, tol, want):
     assert holds(kind, series, tol) is want
@@ -42,6 +45,27 @@ def test_tolerance_is_a_percentage_and_exact_at_its_edge():
     assert claim.fraction() == pytest.approx(0.125)
     assert holds("close", [[105.0], [100.0]], 0.05) is True      # |a/b - 1| = 5%: within 5%
     assert holds("close", [[100.0], [100.0]]) is True and holds("close", [[100.1], [100.0]]) is False  # default 0
+
+
+def test_a_tolerance_below_zero_or_not_finite_is_refused():
+    """-5% would hold for no series and inf% for every one: neither is a claim (nan% is refused as well)."""
+    for bad in ("-5%", "inf%", "nan%", "5"):
+        with pytest.raises(ValueError):
+            ClaimSpec(claim="c", kind="close", series=("a", "b"), tolerance=bad).fraction()
+    assert ClaimSpec(claim="c", kind="close", series=("a", "b"), tolerance="0%").fraction() == 0.0
+
+
+def test_an_unknown_kind_is_an_error_not_a_missing_verdict():
+    """None means a figure is missing; a kind holds() does not know is a mistake in the code, not an outcome."""
+    with pytest.raises(ValueError, match="unknown claim kind 'steady'"):
+        holds("steady", [[1.0, 2.0]])
+
+
+def test_a_label_with_a_place_for_points_and_no_points_says_so():
+    """Without points each series is one row label: "raw {}" is refused for its "{}", before its rows are looked
+    up (the message that it is no row's label would not say why)."""
+    with pytest.raises(ConfigError, match=r'claims\[0\]\.series: got \'raw \{\}\'; expected a row label \(no "\{\}"'):
+        ClaimSpec(claim="c", kind="close", series=("raw {}", "quick_io {}")).check(Source("x.yaml", "claims[0]"))
 
 
 def test_every_claim_holds_on_its_published_table():
