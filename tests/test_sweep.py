@@ -496,3 +496,37 @@ def test_a_sweep_names_its_points_with_a_run_that_was_not_steady(capsys):
     _say_not_steady(runs[runs.point.isin([0, 2, 3])])
     _say_not_steady(pd.DataFrame({"point": [0]}))   # (a workload without terminals)
     assert capsys.readouterr().out == ""
+
+
+def test_a_replications_seed_is_pinned_to_its_base_and_number_in_that_order():
+    """Replication 0 runs the scenario's own seed (as `oltpsim run`); replication r the first word of numpy's
+    SeedSequence([base, r]): pinned, so the replications of a sweep made before are the same runs now
+    (SeedSequence([r, base]) gives another seed, 4245214700 for (7, 1); (1, 1) cannot tell the order)."""
+    assert sw.replication_seed(7, 0) == 7
+    assert sw.replication_seed(7, 1) == 369571992 and sw.replication_seed(1, 2) == 1596810411
+
+
+def test_a_refused_combination_is_a_run_of_its_own_in_every_replication():
+    """t5220 has no 'redo' device and rx5670 no 'array' one: two of three points are refused, every value works
+    elsewhere. Two replications: six runs, each with a key of its own (a refused run's key without its
+    replication made the two replications one scenario, refused as a point given twice)."""
+    points = [{"profile": "t5220", "database.redo_device": "array"}, {"profile": "rx5670", "database.redo_device": "redo"},
+              {"profile": "rx5670", "database.redo_device": "array"}]
+    runs = sw.plan(BASE, "<test>", points, replications=2)
+    assert [(r.point, r.replication, r.scenario is None) for r in runs] == [
+        (0, 0, False), (1, 0, False), (2, 0, True), (0, 1, False), (1, 1, False), (2, 1, True)]
+    assert len({r.key for r in runs}) == 6 and "database.redo_device" in runs[2].problem
+
+
+def test_one_scenario_twice_names_only_the_settings_written_two_ways():
+    """Two points that differ only in how one value is written: the message names that setting's two spellings,
+    not the setting the two points share (name='a' and 'a' are not 'one value', they are the same)."""
+    with pytest.raises(OltpsimError) as e:
+        sw.plan(BASE, "<test>", [{"database.db_cache": "100MB", "name": "a"}, {"database.db_cache": "100 MB", "name": "a"}], 1)
+    assert "(database.db_cache='100MB' and '100 MB' are one value)" in str(e.value) and "name='a'" not in str(e.value)
+
+
+def test_an_empty_cell_of_a_points_file_leaves_that_setting_to_the_scenario(tmp_path):
+    """A CSV cell left empty (or blank) sets nothing at that point: the point has no such key (not users None)."""
+    (tmp_path / "p.csv").write_text("users,database.db_cache\n2,\n , 1 GB\n")
+    assert sw.read_points(tmp_path / "p.csv") == [{"users": 2}, {"database.db_cache": "1 GB"}]
