@@ -86,8 +86,11 @@ class ClaimSpec:
 
 def holds(kind: str, series: list[list[float | None]], tolerance: float = 0.0) -> bool | None:
     """Does the claim hold on these series (one list of values per series, along the points)?
-    None when a value is missing (a row that ran out of memory, a failed run)."""
+    None when a value is missing (a row that ran out of memory, a failed run), or is 0 where the claim divides
+    by it (a row that completed nothing: 0 TPM had stopped the scoreboard with a ZeroDivisionError)."""
     if any(v is None or not isinstance(v, (int, float)) or math.isnan(v) for s in series for v in s):
+        return None
+    if kind in ("rising", "falling", "close") and len(series) == 2 and 0 in series[1]:
         return None
     if kind in ("rising", "falling"):
         xs = series[0] if len(series) == 1 else [a / b for a, b in zip(series[0], series[1])]
@@ -95,6 +98,8 @@ def holds(kind: str, series: list[list[float | None]], tolerance: float = 0.0) -
         return all(d > 0 for d in steps) if kind == "rising" else all(d < 0 for d in steps)
     if kind == "flat":
         mean = statistics.fmean(series[0])
+        if mean == 0:
+            return None
         return all(abs(x / mean - 1.0) <= tolerance + 1e-12 for x in series[0])
     if kind == "close":
         return all(abs(a / b - 1.0) <= tolerance + 1e-12 for a, b in zip(series[0], series[1]))

@@ -35,6 +35,9 @@ from sim.shapes import ClaimSpec, holds
     ("flat", [[90, 91, 120]], 0.2, True),              # mean 100.33: 120 is 19.6% above it (the median, 91: 32%)
     ("flat", [[110, 100, 100, 100]], 0.05, False),     # mean 102.5: the first point is 7.3% above it
     ("close", [[100, 120], [100, 100]], 0.05, False),  # within at the first point, 20% off at the second
+    ("close", [[5.0], [0.0]], 0.05, None),             # a ratio to 0 (a row that completed nothing): no verdict
+    ("rising", [[1.0, 2.0], [1.0, 0.0]], 0, None),
+    ("flat", [[0.0, 0.0]], 0.05, None),                # within 5% of a mean of 0
 ])
 def test_each_kind_by_hand(kind, series, tol, want):
     assert holds(kind, series, tol) is want
@@ -139,6 +142,20 @@ def test_the_scoreboard_gives_each_claim_on_the_simulated_figures():
     assert "Shape claims" in text and "1/1 shape claims hold" in text
     (v,), text = board([2000.0, 4000.0, 3000.0])
     assert v.simulated is False and "0/1 shape claims hold" in text
+
+
+def test_a_row_that_completed_nothing_leaves_its_claim_without_a_verdict():
+    """raw at 100 MB simulated at 0 TPM (it thrashed, or its measured time held no commit, status ok): "Quick I/O
+    tracks raw" divides by it. The claim has no simulated verdict; the scoreboard had stopped with a
+    ZeroDivisionError after every run of the experiment."""
+    exp = _veritas_with({"claim": "quick I/O tracks raw", "kind": "close", "series": ["quick_io {}", "raw {}"],
+                         "points": ["100MB"], "tolerance": "5%"})
+    tpm = {"quick_io 100MB": 2000.0, "raw 100MB": 0.0}
+    exp = dataclasses.replace(exp, rows=tuple(r for r in exp.rows if r.label in tpm))
+    results = {(exp.id, r.label): [Result(r.label, "p", "tpcc", {}, tpm=tpm[r.label],
+                                          extra=dict.fromkeys(exp.predict, 0.0))] for r in exp.rows}
+    (v,) = ex.check_claims(exp, ex.score(exp, results))
+    assert (v.published, v.simulated) == (True, None)
 
 
 def test_a_claim_over_rows_not_run_is_left_out():
