@@ -32,3 +32,38 @@ def test_the_flat_row_gives_utilisations_as_their_means_and_keeps_a_figure_that_
     assert "extra.level_table" not in row and row["extra.memory.ram_mb"] == 1024.0
     assert row["in.users"] == 8 and "core_utilisation" not in row and "extra" not in row
     assert "core_utilisation_mean" not in Result("x", "p", "tpcc", {}).flat()   # no list: no mean (not 0/0)
+
+
+def test_a_figures_unit_is_read_from_its_name_where_the_suffix_is_whole():
+    """Units by hand: 'ms' only as the suffix _ms (rman's extra.work_items is a count, not milliseconds), TPC-C's
+    rate a second in tx/s, the TPM interval in TPM, CALIBRATE_IO's max_iops in IOPS, a device's mb_per_s in MB/s
+    (not seconds: a rate, though it ends in _s)."""
+    from sim.result import figure_unit
+
+    assert [figure_unit(m) for m in ("extra.work_items", "throughput_per_s", "tpm_half_width", "extra.max_iops",
+                                     "device.array.mb_per_s", "device.array.reads_per_s", "rt.new_order.p99",
+                                     "rt.new_order.count", "strand_utilisation_mean")] == [
+        "", "tx/s", "TPM", "IOPS", "MB/s", "", "s", "", "%"]
+
+
+def test_json_turns_not_a_number_into_null_inside_tuples_and_mappings_too():
+    """finite() goes all the way down: a NaN or an infinite interval in a tuple of extra, or in a mapping of a
+    mapping, is null (Python's NaN token is not JSON, and to_json refuses to write it)."""
+    import json
+    import math
+
+    from sim.result import finite
+
+    r = Result("x", "p", "tpcc", {}, tpm=math.nan, extra={"pair": (1.0, math.inf), "deep": {"ci": -math.inf}})
+    d = json.loads(r.to_json())
+    assert d["tpm"] is None and d["extra"] == {"pair": [1.0, None], "deep": {"ci": None}}
+    assert finite((2.0, [math.nan])) == [2.0, [None]] and finite("nan") == "nan"
+
+
+def test_a_devices_write_cache_column_is_named_as_a_flag_not_a_figure():
+    """device.NAME.write_cache is a column of flat() (whether the device has a write-back cache), not a figure
+    with a number: asked for as a metric it is refused with that reason, not a guess at a misspelt STAT."""
+    from sim.result import stat_problem
+
+    assert stat_problem("device.array.write_cache").startswith("write_cache is whether the device has a write-back")
+    assert "no figure 'write_cache'" in stat_problem("wait.log file sync.write_cache")

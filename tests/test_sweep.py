@@ -530,3 +530,33 @@ def test_an_empty_cell_of_a_points_file_leaves_that_setting_to_the_scenario(tmp_
     """A CSV cell left empty (or blank) sets nothing at that point: the point has no such key (not users None)."""
     (tmp_path / "p.csv").write_text("users,database.db_cache\n2,\n , 1 GB\n")
     assert sw.read_points(tmp_path / "p.csv") == [{"users": 2}, {"database.db_cache": "1 GB"}]
+
+
+def test_a_run_refused_while_its_model_is_built_is_invalid_and_a_crash_is_an_error(monkeypatch):
+    """run_one's outcome as data: the model refusing the scenario (OltpsimError) is the scenario's outcome,
+    "invalid", kept on resume; any other exception is the code's crash, "error" with its traceback, run again."""
+    import sim.run
+
+    (run,) = sw.plan(BASE, "<test>", [{"users": 2}], 1)
+
+    def refuse(scenario):
+        raise OltpsimError("database.redo_device: no such device")
+    monkeypatch.setattr(sim.run, "run", refuse)
+    out = sw.run_one(run.scenario)
+    assert (out["status"], out["message"]) == ("invalid", "database.redo_device: no such device") and "row" not in out
+
+    def crash(scenario):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(sim.run, "run", crash)
+    out = sw.run_one(run.scenario)
+    assert (out["status"], out["message"]) == ("error", "ZeroDivisionError: a bug") and "a bug" in out["traceback"]
+
+
+def test_the_journal_writes_numpy_numbers_as_json_numbers_and_a_tuple_as_a_list():
+    """A numpy integer stays whole in points.jsonl (3, not 3.0: a seed read back as 3.0 is refused by --set); a
+    tuple of settings becomes one text cell of the table, as a list does (a tuple object left in the row had made
+    a column parquet cannot type)."""
+    assert json.dumps({"n": np.int64(3), "x": np.float32(0.5)}, default=sw._json_default) == '{"n": 3, "x": 0.5}'
+    row: dict = {}
+    sw._flatten("in.x", {"a": (1, 2), "b": [3], "c": 4}, row)
+    assert row == {"in.x.a": "[1, 2]", "in.x.b": "[3]", "in.x.c": 4}
