@@ -560,3 +560,73 @@ def test_the_journal_writes_numpy_numbers_as_json_numbers_and_a_tuple_as_a_list(
     row: dict = {}
     sw._flatten("in.x", {"a": (1, 2), "b": [3], "c": 4}, row)
     assert row == {"in.x.a": "[1, 2]", "in.x.b": "[3]", "in.x.c": 4}
+
+
+def test_a_points_summary_is_the_mean_its_busiest_the_one_most_runs_named_and_its_outcome_the_first_failure():
+    """By hand, one point of four replications: tpm 1, 2, 9 and a failed run: the mean is 4 (the median would be 2);
+    busiest: the strands named by two runs at 90 and 92 (91), not LGWR named once at 99 though it is busier, and
+    not the mean of all three named (93.67); its outcome the first run that failed (replication 1), not the last.
+    A point with one failed run of two has an outcome too."""
+    table = pd.DataFrame({"point": [0] * 5 + [1, 1], "replication": [0, 1, 2, 3, 4, 0, 1], "users": [8] * 5 + [16] * 2,
+                          "status": ["ok", "out_of_memory", "ok", "ok", "error", "ok", "invalid"],
+                          "message": ["", "needs 2 GB", "", "", "a bug", "", "no such device"],
+                          "tpm": [1.0, None, 2.0, 9.0, None, 5.0, None],
+                          "busiest": ["strands (mpstat)", None, "LGWR", "strands (mpstat)", None, "LGWR", None],
+                          "busiest_pct": [90.0, None, 99.0, 92.0, None, 50.0, None]})
+    s = sw.summarize(table, ["users"], ["tpm"])
+    assert s["tpm"].tolist() == [4.0, 5.0] and s["failed"].tolist() == [2, 1]
+    assert (s["busiest"][0], s["busiest.pct"][0]) == ("strands (mpstat)", 91.0)
+    assert s["outcome"].tolist() == ["out_of_memory: needs 2 GB", "invalid: no such device"]
+
+
+def test_the_runs_table_is_in_point_order_and_a_whole_number_column_stays_plain_without_a_gap():
+    """Rows as the journal found them (replication by replication) come out point by point; a column of whole
+    numbers with no gap stays numpy's int64 (pandas' Int64 only where a gap would have made it float)."""
+    rows = [{"point": p, "replication": r, "users": 8 * (p + 1), "seed": r + 1} for r in range(2) for p in range(2)]
+    rows[3]["seed"] = None
+    t = sw._runs_frame(rows)
+    assert list(zip(t["point"], t["replication"])) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert str(t["users"].dtype) == "int64" and str(t["seed"].dtype) == "Int64"
+
+
+def test_the_summary_file_has_every_vmstat_column_and_the_figure_asked_for_first(tmp_path):
+    """summary.csv: the metric asked for, then the workload's own, then vmstat's cpu_idle, cpu_usr, cpu_sys and
+    run_queue, each with its interval."""
+    table = pd.DataFrame({"point": [0], "replication": [0], "status": ["ok"], "in.workload": ["tpcc"], "tpm": [6.0],
+                          "elapsed": [1.0], "cpu_idle": [10.0], "cpu_usr": [80.0], "cpu_sys": [10.0], "run_queue": [2.0]})
+
+    class Res:   # (what write_summary reads of a SweepResult)
+        def __init__(self, out):
+            self.out, self.table, self.metric = out, table, "tpm"
+
+        def summary(self, metrics):
+            return sw.summarize(table, [], metrics)
+    cols = list(pd.read_csv(sw.write_summary(Res(tmp_path), "elapsed")).columns)
+    assert [c for c in cols if not c.endswith(".ci95")][3:] == ["elapsed", "tpm", "cpu_idle", "cpu_usr", "cpu_sys",
+                                                                "run_queue"]
+
+
+def test_a_refused_combination_is_recorded_in_every_replication(tmp_path, monkeypatch):
+    """Two replications of the rx5670 with the T5220's 'array' as its redo device (each value works at another
+    point): both runs are recorded as invalid (the second replication's record missing had stopped the sweep at
+    its table)."""
+    points = [{"profile": "t5220", "database.redo_device": "array"}, {"profile": "rx5670", "database.redo_device": "redo"},
+              {"profile": "rx5670", "database.redo_device": "array"}]
+    monkeypatch.setattr(sw, "run_one", lambda scenario: {"status": "ok", "row": {"tpm": 1.0}})   # (no model run)
+    res = sw.sweep(BASE, points=points, replications=2, out=tmp_path, executor="serial", progress=False)
+    assert list(zip(res.table["point"], res.table["replication"], res.table["status"])) == [
+        (0, 0, "ok"), (0, 1, "ok"), (1, 0, "ok"), (1, 1, "ok"), (2, 0, "invalid"), (2, 1, "invalid")]
+    assert (res.computed, res.reused) == (4, 0)
+
+
+def test_a_sweep_refuses_a_setting_with_no_values_and_a_plot_by_its_own_x():
+    """vary: every setting needs a value (one empty list beside a full one made no points at all, said
+    later and less clearly); --by the plotted setting itself is no line per value; a scenario named with a
+    folder keeps its folder out of the default output's name."""
+    with pytest.raises(OltpsimError, match=r"^sweep: vary: got .*expected a mapping of settings to non-empty lists"):
+        sw.sweep(BASE, vary={"users": [8], "name": []}, progress=False)
+    table = pd.DataFrame({"point": [0, 1], "replication": [0, 0], "status": ["ok", "ok"], "users": [8, 16],
+                          "tpm": [1.0, 2.0]})
+    with pytest.raises(OltpsimError, match=r"--by users: expected another varied setting"):
+        sw.plot(table, "tpm", "users", ["users"], by="users")
+    assert sw.default_out({"name": "runs/cache"}) == Path("sweep-cache")
