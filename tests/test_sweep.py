@@ -630,3 +630,22 @@ def test_a_sweep_refuses_a_setting_with_no_values_and_a_plot_by_its_own_x():
     with pytest.raises(OltpsimError, match=r"--by users: expected another varied setting"):
         sw.plot(table, "tpm", "users", ["users"], by="users")
     assert sw.default_out({"name": "runs/cache"}) == Path("sweep-cache")
+
+
+def test_the_executor_is_handed_no_more_runs_than_it_has_slots(tmp_path):
+    """A pool of 2 slots and 5 runs: at most 2 handed over and not yet saved at any time (a run queued beyond
+    the slots is lost with a dead worker or Ctrl-C though it never started, and is named among the suspects);
+    every run saved once (each finishes at once here)."""
+    from sim.executors import InProcess, Opened
+
+    runs = sw.plan(BASE, "<test>", [{"users": u} for u in (2, 3, 4, 5, 6)], 1)
+    journal = sw.Journal(tmp_path / "points.jsonl")
+    outstanding = []
+
+    class Counting(InProcess):
+        def submit(self, fn, /, *args, **kwargs):
+            outstanding.append(len(outstanding) - len(journal.read()))   # handed over before this one, not saved
+            return super().submit(lambda scenario: {"status": "ok", "row": {"tpm": 1.0}}, *args)
+    sw._execute(runs, Opened(Counting(), 2, "test"), journal, False, initial=0, total=5)
+    assert max(outstanding) == 1 and len(outstanding) == 5
+    assert sorted(r["point"] for r in map(json.loads, journal.path.read_text().splitlines())) == [0, 1, 2, 3, 4]
