@@ -649,3 +649,11 @@ def test_the_executor_is_handed_no_more_runs_than_it_has_slots(tmp_path):
     sw._execute(runs, Opened(Counting(), 2, "test"), journal, False, initial=0, total=5)
     assert max(outstanding) == 1 and len(outstanding) == 5
     assert sorted(r["point"] for r in map(json.loads, journal.path.read_text().splitlines())) == [0, 1, 2, 3, 4]
+
+
+def test_two_batch_workloads_are_summarised_by_their_elapsed_time_not_an_empty_tpm():
+    """rman and sqlldr in one sweep: no workload's own figure; every run has a tpm column (flat() gives every
+    field) but none has a figure in it: the figure they share is the elapsed time."""
+    mixed = pd.DataFrame([{"in.workload": "rman", "tpm": None, "elapsed": 5.0},
+                          {"in.workload": "sqlldr", "tpm": None, "elapsed": 7.0}])
+    assert sw.primary_metric(mixed) == "elapsed"
