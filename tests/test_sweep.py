@@ -622,7 +622,8 @@ def test_a_refused_combination_is_recorded_in_every_replication(tmp_path, monkey
 def test_a_sweep_refuses_a_setting_with_no_values_and_a_plot_by_its_own_x():
     """vary: every setting needs a value (one empty list beside a full one made no points at all, said
     later and less clearly); --by the plotted setting itself is no line per value; a scenario named with a
-    folder keeps its folder out of the default output's name."""
+    folder keeps its folder out of the default output's name; replications=True is no number of replications
+    (bool is an int: it ran one)."""
     with pytest.raises(OltpsimError, match=r"^sweep: vary: got .*expected a mapping of settings to non-empty lists"):
         sw.sweep(BASE, vary={"users": [8], "name": []}, progress=False)
     table = pd.DataFrame({"point": [0, 1], "replication": [0, 0], "status": ["ok", "ok"], "users": [8, 16],
@@ -630,6 +631,8 @@ def test_a_sweep_refuses_a_setting_with_no_values_and_a_plot_by_its_own_x():
     with pytest.raises(OltpsimError, match=r"--by users: expected another varied setting"):
         sw.plot(table, "tpm", "users", ["users"], by="users")
     assert sw.default_out({"name": "runs/cache"}) == Path("sweep-cache")
+    with pytest.raises(OltpsimError, match=r"^sweep: replications: got True; expected a whole number"):
+        sw.sweep(BASE, vary={"users": [8]}, replications=True, progress=False)
 
 
 def test_the_executor_is_handed_no_more_runs_than_it_has_slots(tmp_path):
@@ -657,3 +660,15 @@ def test_two_batch_workloads_are_summarised_by_their_elapsed_time_not_an_empty_t
     mixed = pd.DataFrame([{"in.workload": "rman", "tpm": None, "elapsed": 5.0},
                           {"in.workload": "sqlldr", "tpm": None, "elapsed": 7.0}])
     assert sw.primary_metric(mixed) == "elapsed"
+
+
+def test_the_plot_leaves_out_a_line_whose_runs_all_failed_and_says_no_interval_where_a_point_had_replications():
+    """name=b's runs all failed: no line, no legend entry for it. Point 0 had two replications (one failed: no
+    interval from one figure), point 1 one: the title says 'no interval', not 'one replication', which only a
+    sweep of one replication everywhere is."""
+    table = pd.DataFrame({"point": [0, 0, 1, 2, 3], "replication": [0, 1, 0, 0, 0], "users": [8, 8, 16, 8, 16],
+                          "name": ["a", "a", "a", "b", "b"], "status": ["ok", "error", "ok", "error", "error"],
+                          "message": [""] * 5, "tpm": [1.0, None, 2.0, None, None]})
+    ax = sw.plot(table, "tpm", "users", ["users", "name"]).axes[0]
+    assert ax.get_legend_handles_labels()[1] == ["name=a"]
+    assert "no interval" in ax.get_title() and "one replication" not in ax.get_title()
