@@ -672,3 +672,24 @@ def test_the_plot_leaves_out_a_line_whose_runs_all_failed_and_says_no_interval_w
     ax = sw.plot(table, "tpm", "users", ["users", "name"]).axes[0]
     assert ax.get_legend_handles_labels()[1] == ["name=a"]
     assert "no interval" in ax.get_title() and "one replication" not in ax.get_title()
+
+
+def test_ctrl_c_while_waiting_saves_the_runs_that_had_finished(tmp_path, monkeypatch, capsys):
+    """Ctrl-C arrives while the sweep waits on its runs: the two already finished (not yet read) are saved before
+    it stops, and it says how many runs are saved and where."""
+    from sim.executors import InProcess, Opened
+
+    runs = sw.plan(BASE, "<test>", [{"users": u} for u in (2, 3, 4)], 1)
+    journal = sw.Journal(tmp_path / "points.jsonl")
+
+    class Done(InProcess):   # (each run finished at once)
+        def submit(self, fn, /, *args, **kwargs):
+            return super().submit(lambda scenario: {"status": "ok", "row": {"tpm": 1.0}}, *args)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sw, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sw._execute(runs, Opened(Done(), 2, "test"), journal, False, initial=0, total=3)
+    assert sorted(r["point"] for r in journal.read().values()) == [0, 1]
+    assert f"sweep interrupted: 2 runs saved in {journal.path}" in capsys.readouterr().err
