@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+import simpy
 
 from sim import scenario
 from sim.config import ConfigError
@@ -302,6 +303,36 @@ def test_own_times_replace_the_specifications_for_every_type():
     assert all(std._times(t) == (SPEC_KEYING[t], SPEC_THINK[t]) for t in TYPES)
 
 
+
+class _Uniforms:
+    """Draws whose uniforms are the given values, in turn."""
+
+    def __init__(self, *u):
+        self.u = list(u)
+
+    def uniform(self):
+        return self.u.pop(0)
+
+
+def test_next_kind_at_the_ends_of_the_unit_interval():
+    """A uniform of exactly 0 (numpy's random() can return it) falls in the first type of the mix, not in a type
+    left out before it (bisect_left would pick New-Order at a 0 share); the largest uniform below 1 falls in the
+    last type even where the cumulated mix ends a rounding short of 1 (4:8:6:4:6 sums to 1 - 1.1e-16)."""
+    _, wl = _build(mix={"payment": 1.0})
+    assert wl._next_kind(_Uniforms(0.0)) == "payment"
+    _, odd = _build(mix=dict(zip(TYPES, (4.0, 8.0, 6.0, 4.0, 6.0))))
+    top = np.nextafter(1.0, 0.0)
+    assert odd.cum_mix[-1] <= top
+    assert odd._next_kind(_Uniforms(top)) == "stock_level"
+
+
+def test_the_population_is_the_terminals_and_their_mean_keying_plus_think():
+    """What sim/run.py checks the response time law on: N terminals and Z = sum mix (keying + think) = 20.99 s
+    with the TPC-C times (9.63 s of keying, 11.36 s of think), 8 s with keying 1 s and think 7 s."""
+    assert _build(users=30, warehouses=3)[1].population() == (30, pytest.approx(20.99))
+    assert _build(users=5, think_time="7 s", keying_time="1 s")[1].population() == (5, pytest.approx(8.0))
+
+
 # --------------------------------------------------------------------------- terminals over time
 
 def _run(wl, busy, until, warm=None):
@@ -330,6 +361,26 @@ def test_dedicated_terminals_cycle_through_keying_work_and_think():
     for t, r in report["response"].items():
         assert r["mean"] == pytest.approx(busy)
     assert wl.response["new_order"].n / wl.completed == pytest.approx(0.45, abs=0.05)
+
+
+
+def test_a_terminal_thinks_the_think_time_of_the_transaction_it_has_just_run():
+    """One terminal, no keying, instant transactions: the gap from one transaction to the next is the think
+    after the first, exponential with that type's TPC-C mean (New-Order 12 s, Delivery 5 s), whichever type
+    comes next (the next type's think would give both gaps the mix's 8.5 s)."""
+    wl = _build(users=1, keying_time="0 s", mix={"new_order": 1.0, "delivery": 1.0})[1]
+    wl.env = simpy.Environment()     # the terminal alone: no background process ticking through 25,000 s
+    started, run_one = [], wl._transaction
+
+    def transaction(session, kind, streams=None):
+        started.append((kind, wl.env.now))
+        return run_one(session, kind, streams)
+    wl._transaction = transaction
+    _run(wl, 0.0, 25_000.0)
+    for kind, mean in (("new_order", 12.0), ("delivery", 5.0)):
+        gaps = [b - a for (k, a), (_, b) in zip(started, started[1:]) if k == kind]
+        assert len(gaps) > 1000
+        assert np.mean(gaps) == pytest.approx(mean, abs=4 * mean / math.sqrt(len(gaps)))
 
 
 def test_terminals_without_keying_or_think_run_back_to_back():
