@@ -579,6 +579,37 @@ def test_slob_reports_iops_per_core_and_latch_rates_by_their_definitions():
     assert rep["latch.cache buffers lru chain.miss_pct"] == 0.0
 
 
+
+def test_slob_default_device_is_the_first_flash_array_even_after_disk_groups():
+    """The schema's default device is the profile's first flash array, though device_names() lists the disk
+    groups first (a profile with both: 'disks', then 'fa'); with none, the first device; a named one is kept."""
+    from types import SimpleNamespace
+
+    from workloads import slob
+
+    def profile(flash):
+        storage = SimpleNamespace(flash_arrays=dict.fromkeys(flash), device_names=lambda: ["disks", *flash])
+        return SimpleNamespace(storage=storage)
+    assert slob.data_device(profile(["fa", "fb"]), None) == "fa"
+    assert slob.data_device(profile([]), None) == "disks"
+    assert slob.data_device(profile(["fa"]), "disks") == "disks"
+
+
+def test_slob_schema_must_fit_its_named_device_and_updates_need_the_datafiles_device_only_with_a_cache():
+    """The capacity check takes params.device: 20 GB fits the UE10000's 'data' (60 GB) but not 'redo' (8 GB).
+    Updates off the datafiles' device are refused only with a db_cache (DBWR writes there); with the schema all
+    cached there is no DBWR and nothing is written, so the same update_pct on 'internal' loads."""
+    scenario.load(None, {"sessions": "1", "schema_size": "20 GB", "device": "data"}, profile="ue10000",
+                  workload="slob")
+    with pytest.raises(ConfigError, match=r"params\.schema_size: got '?20 GB'?; expected at most the capacity of "
+                                          r"device 'redo'"):
+        scenario.load(None, {"sessions": "1", "schema_size": "20 GB", "device": "redo"}, profile="ue10000",
+                      workload="slob")
+    sc = scenario.load(None, {"sessions": "4", "update_pct": "10", "schema_size": "10 GB", "device": "internal"},
+                       profile="t5220", workload="slob")
+    assert sc.params.device == "internal" and sc.spec.database.db_cache is None
+
+
 # --------------------------------------------------------------------------- CALIBRATE_IO by hand
 
 def _calibrate(profile="xeon-e5-2643v3-2s", **params):
