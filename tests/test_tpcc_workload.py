@@ -525,6 +525,22 @@ def test_a_transaction_splits_its_cpu_around_its_reads_and_hands_its_dirty_block
     assert kinds.index("dirtied") > 6
 
 
+
+def test_a_transaction_passes_on_where_its_reads_are_found_and_which_dirty_blocks_a_checkpoint_writes():
+    """The session is told what the plan drew: two misses the page cache holds (read_block's os_cached True),
+    one it does not; and of New-Order's dirty blocks, stock's checkpointed ones (a mean of 45 / 0.45 = 100 a
+    transaction, never 0 in a Poisson draw that large) go with checkpoint=True, the rest with False. (Two
+    warehouses: the plan is overwritten, and a small cache model is quick to build.)"""
+    _, wl = _cached(warehouses=2)
+    wl.io.plan["payment"] = [(2.0, 1.0, 1.0, None), (1.0, 1.0, 0.0, None)]
+    assert [e[1] for e in _one(wl, "payment") if e[0] == "read"] == [True, True, False]
+    io = wl.io
+    io.set_dirty({"stock": (io.cache.odds["stock"].writes_per_tx, 45.0)})
+    wl.io.plan["new_order"] = []
+    dirtied = [e for e in _one(wl, "new_order") if e[0] == "dirtied"]
+    assert [e[3] for e in dirtied] == [False, True] and dirtied[1][1] > 50
+
+
 def test_dirty_blocks_are_drawn_around_their_means():
     _, wl = _cached()
     io, rng = wl.io, np.random.default_rng(3)
