@@ -610,6 +610,16 @@ def test_slob_schema_must_fit_its_named_device_and_updates_need_the_datafiles_de
     assert sc.params.device == "internal" and sc.spec.database.db_cache is None
 
 
+
+def test_slob_reads_with_no_wait_average_a_wait_of_0_and_no_read_has_none():
+    """io_report: reads but no wait under the read event (each read had completed when its session took it,
+    as a direct-path reader with slots may find) average 0 ms; no read at all averages nothing (NaN)."""
+    from workloads import slob
+    job = _slob_job(sessions=1, until=0.0, schema_size="4 GB")
+    assert slob.io_report(job.system, job.paths, 10, 1.0, "no such event")["avg_read_wait_ms"] == 0.0
+    assert np.isnan(slob.io_report(job.system, job.paths, 0, 1.0, "no such event")["avg_read_wait_ms"])
+
+
 # --------------------------------------------------------------------------- CALIBRATE_IO by hand
 
 def _calibrate(profile="xeon-e5-2643v3-2s", **params):
