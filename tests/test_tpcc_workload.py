@@ -541,6 +541,20 @@ def test_a_transaction_passes_on_where_its_reads_are_found_and_which_dirty_block
     assert [e[3] for e in dirtied] == [False, True] and dirtied[1][1] > 50
 
 
+
+def test_new_orders_reads_and_dirty_blocks_scale_with_its_order_lines():
+    """A New-Order of 15 lines (a uniform of 0.99: 5 + int(10.89)) touches 1.5 x the plan's 10 blocks, all
+    missing: 15 reads; one of 5 lines (a uniform of 0): 5. Its dirty blocks are drawn at the same scale."""
+    _, wl = _cached(warehouses=2)
+    wl.io.plan["new_order"] = [(10.0, 1.0, 0.0, None)]
+    scales = []
+    wl.io.dirtied = lambda kind, scale, rng: scales.append(scale) or []
+    for u, reads in ((0.99, 15), (0.0, 5)):
+        wl.streams.draws = _Uniforms(u)
+        assert sum(e[0] == "read" for e in _one(wl, "new_order")) == reads
+    assert scales == [1.5, 0.5]
+
+
 def test_dirty_blocks_are_drawn_around_their_means():
     _, wl = _cached()
     io, rng = wl.io, np.random.default_rng(3)
