@@ -401,6 +401,45 @@ def test_reset_keeps_the_pace_and_empties_the_tallies():
     assert wl.report(1.0)["response"] == {}
 
 
+
+def test_reset_starts_the_tp_monitors_averages_afresh_and_keeps_the_checkpoint_pace():
+    """After a warm-up the monitor's time averages cover the measured span only: 4 requests queued for the
+    first 10 ms and none after the reset average 0 over the next 10 ms (not 2 over both). The checkpoint
+    timeout's pace is handed `finished`, the transactions since the start, which the reset keeps."""
+    sc = _load(users=20, sessions=2)
+    system = System(sc)
+    handed = []
+    system.instance.checkpoint_cached_blocks = lambda cache, redo, finished, set_dirty: handed.append(finished)
+    wl = tpcc.Workload(system, sc.params)
+    wl.queued.add(4.0)
+    wl.env.run(until=0.01)
+    wl.queued.add(-4.0)
+    wl.reset_stats()
+    wl.env.run(until=0.02)
+    assert wl.queued.mean() == 0.0
+    assert handed == []     # all cached (no db_cache): no datafiles, no checkpoint writes to pace
+    sc = _load("ue10000", **{"users": 6, "warehouses": 2, "database.block_size": "2 KB", "database.db_cache": "1 GB",
+                             "database.redo_device": "redo", "database.data_device": "data"})
+    system = System(sc)
+    system.instance.checkpoint_cached_blocks = lambda cache, redo, finished, set_dirty: handed.append(finished)
+    wl = tpcc.Workload(system, sc.params)
+    for _ in range(3):
+        wl._done("payment", 0.1)
+    wl.reset_stats()
+    assert wl.completed == 0 and [f() for f in handed] == [3]
+
+
+def test_each_terminal_draws_its_io_and_its_dirty_blocks_from_streams_of_its_own():
+    """Common random numbers per terminal (see _Streams): a terminal's work, I/O and dirty-block streams are
+    three different sequences, and another terminal's are different again (a dirty stream seeded as the I/O
+    one would tie the blocks a transaction dirties to the ones it misses)."""
+    system, _ = _build()
+    a, b = (tpcc._Streams.of_terminal(system, i, True) for i in (0, 1))
+    firsts = [a.draws.uniform(), a.io.random(), a.dirty.random(), b.draws.uniform(), b.io.random(), b.dirty.random()]
+    assert len(set(firsts)) == 6
+    assert tpcc._Streams.of_terminal(system, 0, False).io is None
+
+
 def test_a_tp_monitor_saturated_session_serves_one_request_after_another():
     """100 terminals behind one server session, 0.5 s a transaction: it is never idle, so 2
     transactions a second; by Little's law N = X (R + Z), the mean response R = 100 / 2 - 20.99."""
@@ -918,6 +957,16 @@ def test_the_database_fills_the_cache_and_the_report_is_in_megabytes():
     assert rep["page_cache_mb"] * 2**20 == pytest.approx(system.vm.page_cache_size())
     assert rep["buffer_hit_ratio"] == pytest.approx(wl.io.cache.hit_ratio())
     assert system.admit() is None
+
+
+
+def test_without_a_db_cache_the_sga_reported_holds_the_whole_database():
+    """No database.db_cache: the buffer cache is the database, WAREHOUSE_BYTES (85 MB) a warehouse, so the
+    SGA reported is the pools plus 3 x 85 MB for 30 terminals (3 warehouses)."""
+    system, wl = _build(users=30)
+    spec = system.instance.spec
+    assert spec.db_cache is None
+    assert wl.report(1.0)["sga_mb"] == pytest.approx((spec.shared_pool + spec.log_buffer) / 2**20 + 3 * 85.0)
 
 
 def test_report_percentiles_of_queued_responses():
