@@ -623,6 +623,30 @@ def test_written_pages_found_in_the_page_cache():
     assert system.datafiles.write_page_hit == pytest.approx(inserts * 3 / 4 / (evicted + inserts))
 
 
+
+def test_checkpointed_writes_find_their_pages_with_the_checkpoint_page_hit():
+    """A block a checkpoint writes finds its page with the cache's checkpoint_os_hit (the page as it was a
+    checkpoint delay after the change), not the segment's eviction write_os_hit (0 on raw files): 2 stock
+    blocks a transaction checkpointed at a hit of 0.5 add 1 found page to the inserts' 3 in 4."""
+    system, wl = _cached(warehouses=2)
+    io = wl.io
+    evicted = sum(io.cache.odds[s].writes_per_tx for s in tb.updates(2048))
+    inserts = tb.appended_blocks_per_tx(SPEC_MIX, 2048)
+    io.cache.checkpoint_os_hit = {"stock": 0.5}
+    io.set_dirty({"stock": (io.cache.odds["stock"].writes_per_tx, 2.0)})
+    assert system.datafiles.write_page_hit == pytest.approx((2.0 * 0.5 + inserts * 3 / 4) / (evicted + 2.0 + inserts))
+
+
+def test_the_rows_inserted_go_to_one_file_after_the_segments_tablespaces():
+    """With a datafile size each segment gets the files its bytes need, one after another, and the insert
+    point one file after them all (its last extent), whatever the rows inserted add up to."""
+    _, wl = _cached(warehouses=2, **{"database.datafiles": 20, "database.datafile_size": "200 MB"})
+    ranges = wl.io.layout.ranges
+    segments = [r for name, r in ranges.items() if name != "inserts"]
+    assert [first for first, _ in segments] == list(np.cumsum([0] + [n for _, n in segments[:-1]]))
+    assert ranges["inserts"] == (sum(n for _, n in segments), 1)
+
+
 def test_undo_blocks_are_written_in_order_and_find_their_pages():
     """Undo blocks are filled in order: of a page's 4 blocks (8 KB pages, 2 KB blocks) all but the
     first find the page their predecessor's write left (raw files: the first never does)."""
