@@ -733,6 +733,22 @@ def test_calibrate_io_spreads_reads_in_flight_over_at_most_cpu_count_processes()
     assert job.progress() == 1.0
 
 
+
+def test_calibrate_io_caps_every_level_at_the_file_limit_and_times_each_levels_reads_alone():
+    """40 disks' worth on one file: the first level is already capped at 1 x 32 reads in flight, and the ramp
+    stops there. On the T5220's six queuing drives, 16 then 32 in flight (one read per process, 64 CPUs): each
+    level's latency is of its own reads, so Little's law holds per level (an average over the run so far
+    would put the lighter level's shorter reads into the second and break it)."""
+    capped = _calibrate(num_physical_disks=40, datafiles=1, level_time="0.02 s")
+    assert [lv["in_flight"] for lv in capped.extra["level_table"]] == [32]
+    r = _calibrate("t5220", num_physical_disks=16, datafiles=1, database_size="10 GB", level_time="0.5 s",
+                   max_latency="1 s")
+    levels = r.extra["level_table"]
+    assert [lv["in_flight"] for lv in levels] == [16, 32] and levels[1]["latency_ms"] > 1.5 * levels[0]["latency_ms"]
+    for lv in levels:
+        assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.05)
+
+
 @pytest.mark.parametrize("hit, update", [(0.25, 0.5), (0.5, 0.1), (0.8, 0.3)])
 def test_slob_dirtying_share_matches_an_exact_lru_cache_with_dirty_buffers(hit, update):
     """The closed form against an exact LRU of `hit` x S buffers under uniform references over S blocks, each
