@@ -749,6 +749,25 @@ def test_calibrate_io_caps_every_level_at_the_file_limit_and_times_each_levels_r
         assert lv["iops"] * lv["latency_ms"] / 1e3 == pytest.approx(lv["in_flight"], rel=0.05)
 
 
+
+def test_calibrate_io_reports_the_best_level_within_the_latency_not_the_last():
+    """max_iops is the highest IOPS among the levels within max_latency (20 ms): of 100, 150, 140 IOPS within
+    it and 200 at 30 ms, the second level's 150, with that level's latency and CPU beside it (a level past the
+    knee can read less than the one before, so the last within the bound is not the best); every level counts
+    in `levels`."""
+    from sim.system import System
+    from workloads import calibrate_io
+    sc = scenario.load(None, {}, profile="xeon-e5-2643v3-2s", workload="calibrate_io")
+    job = calibrate_io.Workload(System(sc), sc.params)
+    job.levels = [{"in_flight": n, "iops": x, "latency_ms": ms, "db_cpu_per_s": cpu}
+                  for n, x, ms, cpu in ((4, 100.0, 5.0, 0.1), (8, 150.0, 10.0, 0.3), (16, 140.0, 15.0, 0.2),
+                                        (32, 200.0, 30.0, 0.5))]
+    rep = job.report(1.0)
+    assert (rep["iops"], rep["actual_latency_ms"], rep["db_cpu_per_s"]) == (150.0, 10.0, 0.3)
+    assert rep["iops_per_db_cpu"] == pytest.approx(500.0) and rep["iops_per_core"] == pytest.approx(150.0 / 12)
+    assert rep["levels"] == 4 and rep["level_table"] is job.levels and rep["max_latency_ms"] == 20.0
+
+
 @pytest.mark.parametrize("hit, update", [(0.25, 0.5), (0.5, 0.1), (0.8, 0.3)])
 def test_slob_dirtying_share_matches_an_exact_lru_cache_with_dirty_buffers(hit, update):
     """The closed form against an exact LRU of `hit` x S buffers under uniform references over S blocks, each
