@@ -627,7 +627,8 @@ def test_written_pages_found_in_the_page_cache():
 def test_checkpointed_writes_find_their_pages_with_the_checkpoint_page_hit():
     """A block a checkpoint writes finds its page with the cache's checkpoint_os_hit (the page as it was a
     checkpoint delay after the change), not the segment's eviction write_os_hit (0 on raw files): 2 stock
-    blocks a transaction checkpointed at a hit of 0.5 add 1 found page to the inserts' 3 in 4."""
+    blocks a transaction checkpointed at a hit of 0.5 add 1 found page to the inserts' 3 in 4; the same for
+    undo blocks, the first of each page."""
     system, wl = _cached(warehouses=2)
     io = wl.io
     evicted = sum(io.cache.odds[s].writes_per_tx for s in tb.updates(2048))
@@ -635,6 +636,15 @@ def test_checkpointed_writes_find_their_pages_with_the_checkpoint_page_hit():
     io.cache.checkpoint_os_hit = {"stock": 0.5}
     io.set_dirty({"stock": (io.cache.odds["stock"].writes_per_tx, 2.0)})
     assert system.datafiles.write_page_hit == pytest.approx((2.0 * 0.5 + inserts * 3 / 4) / (evicted + 2.0 + inserts))
+    # undo: 2 blocks checkpointed besides the evicted ones; of each page's 4 all but the first find it, the
+    # first at the checkpoint page hit (0.5) when a checkpoint writes it, at write_os_hit (0) when evicted
+    system, wl = _cached(warehouses=2, **{"database.rollback_size": "10 MB"})
+    io = wl.io
+    undo = io.cache.odds["undo"].writes_per_tx
+    io.cache.checkpoint_os_hit = {"undo": 0.5}
+    io.set_dirty({"undo": (undo, 2.0)})
+    found = inserts * 3 / 4 + (3 * (undo + 2.0) + 2.0 * 0.5) / 4
+    assert system.datafiles.write_page_hit == pytest.approx(found / (evicted + inserts + undo + 2.0))
 
 
 def test_the_rows_inserted_go_to_one_file_after_the_segments_tablespaces():
