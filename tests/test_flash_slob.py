@@ -768,6 +768,14 @@ def test_calibrate_io_reports_the_best_level_within_the_latency_not_the_last():
     assert rep["levels"] == 4 and rep["level_table"] is job.levels and rep["max_latency_ms"] == 20.0
 
 
+
+def test_calibrate_io_data_files_must_fit_their_named_device():
+    """20 GB of data files fit the UE10000's 'data' (60 GB), not its 'redo' (8 GB): the check takes params.device."""
+    scenario.load(None, {"database_size": "20 GB", "device": "data"}, profile="ue10000", workload="calibrate_io")
+    with pytest.raises(ConfigError, match=r"params\.database_size: .* capacity of device 'redo'"):
+        scenario.load(None, {"database_size": "20 GB", "device": "redo"}, profile="ue10000", workload="calibrate_io")
+
+
 @pytest.mark.parametrize("hit, update", [(0.25, 0.5), (0.5, 0.1), (0.8, 0.3)])
 def test_slob_dirtying_share_matches_an_exact_lru_cache_with_dirty_buffers(hit, update):
     """The closed form against an exact LRU of `hit` x S buffers under uniform references over S blocks, each
