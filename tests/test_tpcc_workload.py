@@ -594,6 +594,19 @@ def test_new_orders_reads_and_dirty_blocks_scale_with_its_order_lines():
     assert scales == [1.5, 0.5]
 
 
+
+def test_a_segments_evicted_and_checkpointed_parts_add_up_to_its_dirty_blocks():
+    """Per type, the parts drawn by segment (evicted ones unflagged, checkpointed ones flagged) add up to the
+    mean dirty blocks, the flagged ones to the checkpointed mean: a checkpointed block is in one part, not both."""
+    _, wl = _cached(warehouses=2)
+    io = wl.io
+    io.set_dirty({seg: (io.cache.odds[seg].writes_per_tx, w) for seg, w in (("stock", 0.2), ("customer", 0.1))})
+    for t in TYPES:
+        assert sum(m for m, _, _ in io.dirty_parts[t]) == pytest.approx(io.dirty[t])
+        assert sum(m for m, _, ck in io.dirty_parts[t] if ck) == pytest.approx(io.checkpointed[t])
+    assert io.checkpointed["new_order"] == pytest.approx(0.2 / 0.45)
+
+
 def test_dirty_blocks_are_drawn_around_their_means():
     _, wl = _cached()
     io, rng = wl.io, np.random.default_rng(3)
