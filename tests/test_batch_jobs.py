@@ -541,6 +541,16 @@ def test_ctas_reads_from_the_cache_under_auto_dop_only_when_the_table_fits():
     assert in_memory(in_memory=True) is True and in_memory(**auto, in_memory=False) is False
 
 
+
+def test_ctas_leaves_the_buffer_cache_idle_when_in_memory_is_given_either_way():
+    """Only when in_memory is omitted does the buffer cache size decide the scan (auto DOP and a table that fits):
+    given true or false, the setting is idle, and says the value given."""
+    from workloads import ctas
+    assert ctas.idle(ctas.Params()) == {}
+    for given in (True, False):
+        assert ctas.idle(ctas.Params(in_memory=given))["buffer_cache"].startswith(f"in_memory: {str(given).lower()}")
+
+
 def test_a_table_scanned_in_memory_takes_its_memory():
     """In-Memory PX reads the table from the buffer cache, which holds it: without db_cache all of it. 300 GB on
     the T5220's 64 GB is out of memory (it had run, reading 300 GB from nowhere); the direct-path scan of the same
