@@ -539,6 +539,18 @@ def test_reads_draw_the_misses_and_where_the_os_has_them():
     assert hits == pytest.approx(len(reads) / 2, abs=4 * math.sqrt(len(reads) / 4))
 
 
+
+def test_a_fractional_mean_of_touches_rounds_up_with_the_odds_of_its_fraction():
+    """Payment's 1.6 customer blocks: 1 touch and one more with odds 0.6, so a mean of 1.6 reads when every
+    touch misses, some transactions reading 1 and some 2 (always 2 would be a mean of 2)."""
+    _, wl = _cached(warehouses=2)
+    io, rng, n = wl.io, np.random.default_rng(4), 4000
+    io.plan["payment"] = [(1.6, 1.0, 0.0, None)]
+    counts = np.array([len(io.reads("payment", 1.0, rng)) for _ in range(n)])
+    assert set(counts.tolist()) == {1, 2}
+    assert counts.mean() == pytest.approx(1.6, abs=4 * math.sqrt(0.24 / n))
+
+
 def test_the_plan_reads_each_types_cold_touches_and_the_rest_of_its_gets_as_hot_ones():
     _, wl = _cached()
     for t in TYPES:
