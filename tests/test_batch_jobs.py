@@ -507,6 +507,20 @@ def test_ctas_instructions_reads_and_writes_by_hand(in_memory):
     assert job.report(1.0)["in_memory"] is in_memory and job.report(1.0)["dop"] == 4
 
 
+
+def test_ctas_reads_its_read_size_and_hands_on_a_message_per_mb_or_granule():
+    """read_size 64 KB: every read of the source is at most 64 KB, all 8 MB once. A producer hands its consumer
+    what it has read once that reaches a message (1 MB) or its granule ends: here granules under 1 MB, so a
+    granule per message, and the new table is written in fewer, larger pieces than the reads (not 64 KB ones)."""
+    job, recs = _traced("ctas", {"table_size": "8 MB", "dop": 2, "read_size": "64 KB", "in_memory": False,
+                                 "source_device": "array", "target_device": "internal"})
+    reads = [n for kind, n, _off in recs["array"].log if kind == "read"]
+    writes = [n for kind, n, _off in recs["internal"].log if kind == "write"]
+    assert max(reads) == 64 * 1024 and sum(reads) == 8 * MB
+    assert sum(writes) == pytest.approx(8 * MB) and 64 * 1024 < min(writes) and max(writes) <= MB
+    assert len(writes) < len(reads) / 4
+
+
 def test_a_mirrored_groups_controller_carries_every_write_twice():
     """CTAS from and to the T5440's array, an ASM normal-redundancy group behind one 400 MB/s HBA: the table is
     read once and written twice through the controller, so it moves 1.5x the host's MB/s, and at DOP 64 it is the
