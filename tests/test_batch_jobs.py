@@ -521,6 +521,21 @@ def test_ctas_reads_its_read_size_and_hands_on_a_message_per_mb_or_granule():
     assert len(writes) < len(reads) / 4
 
 
+
+def test_ctas_producers_and_consumers_both_run_with_its_kernel_share():
+    """SYS_SHARE (10%) of the scan's and of the writes' CPU is kernel time, SPAWN_SYS_SHARE (80%) of the PX
+    servers' spawns: the strands' sys share is the instruction-weighted mean of the two (a producer without
+    its kernel share would leave 2/3 of the 10%)."""
+    from sim.db import px
+    from workloads import ctas
+    job, _ = _traced("ctas", {"table_size": "16 MB", "dop": 2, "in_memory": False})
+    busy, sys = job.system.cpu.strand_time()
+    work = 16 * ctas.INSTRUCTIONS_PER_MB
+    spawns = job.instance.px.report()["px_servers_started"] * px.SPAWN_INSTRUCTIONS
+    assert sys / busy == pytest.approx((ctas.SYS_SHARE * work + px.SPAWN_SYS_SHARE * spawns) / (work + spawns),
+                                       rel=1e-6)
+
+
 def test_a_mirrored_groups_controller_carries_every_write_twice():
     """CTAS from and to the T5440's array, an ASM normal-redundancy group behind one 400 MB/s HBA: the table is
     read once and written twice through the controller, so it moves 1.5x the host's MB/s, and at DOP 64 it is the
