@@ -556,6 +556,18 @@ def test_ctas_refuses_an_empty_table_and_empty_reads():
             scenario.load(None, {key: "0 MB"}, profile="t5220", workload="ctas")
 
 
+
+def test_ctas_source_table_must_fit_the_source_device_not_the_target():
+    """table_size is checked against the device it is read from: 500 GB fits the T5220's 'internal' (1,168 GB)
+    and is refused on 'array' (438 GB), whichever device the new table goes to."""
+    from sim.config import ConfigError
+    scenario.load(None, {"table_size": "500 GB", "source_device": "internal", "target_device": "array"},
+                  profile="t5220", workload="ctas")
+    with pytest.raises(ConfigError, match=r"params\.table_size: .* capacity of device 'array'"):
+        scenario.load(None, {"table_size": "500 GB", "source_device": "array", "target_device": "internal"},
+                      profile="t5220", workload="ctas")
+
+
 def test_ctas_reads_from_the_cache_under_auto_dop_only_when_the_table_fits():
     from workloads import ctas
     def in_memory(**sets):
