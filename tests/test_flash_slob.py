@@ -339,6 +339,19 @@ def test_brick_channels_by_hand_and_iostat_service_time():
     assert env.now - start == pytest.approx(1e-3 + 8192 / 1e9)
 
 
+
+def test_brick_channels_round_to_the_nearest_and_writes_are_counted_apart():
+    """Channels are ceiling x service rounded to the nearest whole one: 1.4 -> 1, 2.4 -> 2 (not up, to 2 and 3).
+    iostat's counters: 3 writes and 1 read of 8 KB are 4 I/Os, 3 of them writes, 32 KB."""
+    env = simpy.Environment()
+    assert [_array(env, iops=iops).channels_per_brick for iops in (1400.0, 2400.0)] == [1, 2]
+    arr = _array(env, service=1e-4)
+    for kind in ("write", "read", "write", "write"):
+        arr.submit(kind, 8192)
+    env.run()
+    assert (arr.ios, arr.writes, arr.bytes) == (4, 3, 4 * 8192)
+
+
 class _Alternate:
     """integers(): children 0, 1, 0, 1, ... in the order get() takes them (it pops from the end)."""
 
