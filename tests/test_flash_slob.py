@@ -352,6 +352,21 @@ def test_brick_channels_round_to_the_nearest_and_writes_are_counted_apart():
     assert (arr.ios, arr.writes, arr.bytes) == (4, 3, 4 * 8192)
 
 
+
+def test_two_bricks_busy_channels_return_to_idle_and_a_reset_clears_every_pipe():
+    """util is the share of all channels busy (2 bricks x 4): after every I/O has ended it is back to 0, its mean
+    a share within (0, 1]. A reset starts the brick ports' and the fabric's byte counts afresh too."""
+    env = simpy.Environment()
+    arr = _array(env, bricks=2, bw=1e9, fabric_bw=1e9)
+    for _ in range(20):
+        arr.submit("read", 2**20)
+    env.run()
+    assert arr.util.value == pytest.approx(0.0, abs=1e-12) and 0.0 < arr.util.mean() <= 1.0
+    assert sum(c.bytes for c in arr.controllers) == 2 * 20 * 2**20      # each MB across a brick's ports and the fabric
+    arr.reset_stats()
+    assert [c.bytes for c in arr.controllers] == [0.0, 0.0, 0.0]
+
+
 class _Alternate:
     """integers(): children 0, 1, 0, 1, ... in the order get() takes them (it pops from the end)."""
 
