@@ -367,6 +367,31 @@ def test_two_bricks_busy_channels_return_to_idle_and_a_reset_clears_every_pipe()
     assert [c.bytes for c in arr.controllers] == [0.0, 0.0, 0.0]
 
 
+
+def test_a_brick_serves_its_queue_in_arrival_order_and_iostat_averages_the_service_drawn():
+    """One channel (1000 IOPS x 1 ms), services at their mean: three reads at t=0 end in the order they came
+    (first come, first served), at 1, 2 and 3 ms. With random services iostat's service time is the mean of the
+    ones drawn (not the spec's 1 ms)."""
+    env = simpy.Environment()
+    spec = FlashArraySpec(bricks=1, iops_per_brick=1000.0, bandwidth_per_brick=1e12, service_time=1e-3,
+                          fabric_latency=0.0, fabric_bandwidth=1e12, capacity=1e12)
+    arr = FlashArray(env, "a", spec, _UnitRng())
+    ended = []
+    for k in range(3):
+        arr.submit("read", 8192).callbacks.append(lambda _e, k=k: ended.append((k, env.now)))
+    env.run()
+    assert [k for k, _ in ended] == [0, 1, 2]
+    assert [t for _, t in ended] == pytest.approx([i * 1e-3 + 8192 / 1e12 for i in (1, 2, 3)], rel=1e-9)
+    arr = _array(env)
+    drawn, draw = [], arr._draw
+    arr._draw = lambda: (lambda b_s: drawn.append(b_s[1]) or b_s)(draw())
+    for _ in range(50):
+        arr.submit("read", 8192)
+    env.run()
+    assert arr.service.n == 50 and arr.service.mean == pytest.approx(np.mean(drawn), rel=1e-12)
+    assert arr.service.mean != pytest.approx(1e-3, rel=1e-3)
+
+
 class _Alternate:
     """integers(): children 0, 1, 0, 1, ... in the order get() takes them (it pops from the end)."""
 
