@@ -12,7 +12,7 @@ from sim.db.instance import WaitEvents
 from sim.db.latches import CBC_INSTRUCTIONS, LRU_INSTRUCTIONS
 from sim.db.physical_io import AsyncReader, BatchReader, ReadAhead, ReadCosts, ReadPaths, WriteBehind
 
-COSTS = ReadCosts(sql=10_000.0, cache=3_000.0, async_io=500.0, sys_share=0.25)
+COSTS = ReadCosts(sql=10_000.0, cache=3_000.0, sys_share=0.25)
 RATE = 1e9   # instructions a second of a strand alone
 
 

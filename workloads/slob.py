@@ -138,8 +138,7 @@ def build_read_paths(system, device_name: str, schema_size: float, rng_name: str
                       spin, system.rng(f"{rng_name}:cbc"))
     lru = LatchFamily(system.env, "cache buffers lru chain", lru_children(system.instance.cpu_count),
                       LRU_INSTRUCTIONS / rate + xfer, spin, system.rng(f"{rng_name}:lru"))
-    costs = ReadCosts(sql=SQL_INSTRUCTIONS, cache=CACHE_INSTRUCTIONS, async_io=ASYNC_IO_INSTRUCTIONS,
-                      sys_share=SYS_SHARE)
+    costs = ReadCosts(sql=SQL_INSTRUCTIONS, cache=CACHE_INSTRUCTIONS, sys_share=SYS_SHARE)
     return ReadPaths(system.instance, system.devices[device_name], costs, block, rate, cbc, lru, hit,
                      system.rng(f"{rng_name}:hits"))
 

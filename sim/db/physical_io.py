@@ -35,7 +35,6 @@ class ReadCosts:
 
     sql: float            # the SQL's own work per block, read system call included (every path)
     cache: float          # SGA path only: buffer header, hash chain and working-set upkeep
-    async_io: float       # CALIBRATE_IO: io_submit/io_getevents share of one read
     sys_share: float      # kernel share of the shadow process's CPU
 
 
