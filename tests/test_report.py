@@ -618,3 +618,69 @@ def test_lgwr_full_behind_other_io_on_its_log_device_is_noted():
     assert note(lgwr=89.9) == [] and note(util=49.9) == [] and note(device="internal") == []
     assert note(log_writes=1234.4 - 123.0) == []   # other I/O under a tenth of the device's: the log is its own
     assert len(note(lgwr=90.0, util=50.0, log_writes=1234.4 - 123.44)) == 1   # each bound taken exactly
+
+
+def test_a_figure_has_thousands_separated_from_100_either_side_of_zero():
+    """figure(): whole numbers with commas from |x| = 100 up, negative ones too (-1,234, not -1.23e+03, which
+    three significant digits would print), and three significant digits below (99.94 -> 99.9, -0.5 -> -0.5)."""
+    assert [report.figure(x) for x in (1234.5, -1234.5, 100.0, -100.0, 99.94, -0.5)] == \
+        ["1,234", "-1,234", "100", "-100", "99.9", "-0.5"]
+
+
+def test_the_settings_line_has_hardware_what_ifs_but_not_the_seed_the_title_gives():
+    """The settings off their defaults: a hardware what-if (inputs under hardware., as given) is one of them; the
+    seed is not, whatever it is, since the title line ends 'seed N' already."""
+    r = _steady_result()
+    r.inputs = {**r.inputs, "hardware.memory.size": "16 GB", "run.seed": 7}
+    r.seed = 7
+    title, settings = report.summary(r).splitlines()[:2]
+    assert title.endswith("seed 7)") and settings == "settings: hardware.memory.size 16 GB   users 16"
+
+
+def test_a_throughput_interval_is_printed_only_when_finite_and_a_target_met_exactly_is_met():
+    """One batch gives an infinite half-width: no '± inf' (a SLOB run's logical reads neither); a half-width of
+    exactly the target (1,000 of 100,000 TPM against 1%) met it: no 'stopped at run.max_time' note."""
+    import dataclasses
+    r = dataclasses.replace(_steady_result(), tpm=100000.0, tpm_half_width=1000.0)
+    line = next(x for x in report.summary(r).splitlines() if x.startswith("throughput:"))
+    assert "± 1,000 (95% CI)" in line and "stopped" not in line
+    one = dataclasses.replace(r, tpm_half_width=math.inf)
+    line = next(x for x in report.summary(one).splitlines() if x.startswith("throughput:"))
+    assert "±" not in line and line.endswith("[stopped at run.max_time 10 s after one batch: no interval; run longer "
+                                             "for one]")
+    slob = dataclasses.replace(one, extra={**one.extra, "iops_per_db_cpu": 1.0, "iops": 0.0,
+                                                             "iops_per_core": 0.0, "db_cpu_per_s": 1.0})
+    line = next(x for x in report.summary(slob).splitlines() if x.startswith("throughput:"))
+    assert line.startswith("throughput: 2,058 logical reads/s   [stopped") and "±" not in line
+
+
+def test_an_out_of_memory_result_prints_its_outcome_and_nothing_else():
+    """Out of memory is an outcome with no figure measured: the summary (and the full report) is the title, the
+    settings and the outcome, whatever figures the Result holds (none is the run's)."""
+    import dataclasses
+    r = dataclasses.replace(_steady_result(), status="out_of_memory", message="SGA exceeds RAM")
+    assert report.summary(r).splitlines() == ["== demo  (t5220, tpcc, seed 1)", "settings: users 16",
+                                              "outcome: OUT OF MEMORY  SGA exceeds RAM"] and report.full(r) == report.summary(r)
+
+
+def test_only_a_window_the_law_found_not_steady_is_called_so():
+    """The response time law's verdict None (one batch: no interval to judge by) is no verdict: only False prints
+    NOT STEADY (True, None: nothing)."""
+    import dataclasses
+    r = _steady_result()
+
+    def text(steady):
+        law = {"users": 16, "think_keying_s": 0.0, "response_ms": 1.0, "law_response_ms": 7.8, "steady": steady}
+        return report.summary(dataclasses.replace(r, extra={**r.extra, "response_time_law": law}))
+    assert "NOT STEADY" in text(False) and "NOT STEADY" not in text(None) and "NOT STEADY" not in text(True)
+
+
+def test_the_log_device_note_counts_other_io_of_exactly_a_tenth():
+    """Other I/O of exactly a tenth of the device's (100 of 1,000 I/Os/s, exact in binary) is enough for the note
+    (the bound is 'a tenth or more')."""
+    import dataclasses
+    r = _steady_result()
+    x = {**r.extra, "lgwr_busy_pct": 95.0, "log_writes_per_s": 900.0, "redo_device": "array"}
+    devices = {"array": {**r.devices["array"], "iops": 1000.0, "util_pct": 60.0}}
+    assert "  array: LGWR is 95% busy writing the log here, behind 100 other I/Os/s (60% busy)" in \
+        report.full(dataclasses.replace(r, extra=x, devices=devices))
