@@ -356,3 +356,28 @@ def test_device_figures_obey_the_utilisation_law_and_add_up_to_the_databases_io(
     assert d["iops"] == pytest.approx(r.extra["physical_reads_per_s"] + r.extra["physical_writes_per_s"], rel=0.02)
     # Little's law: what is at the drives is at most the 6 users' reads and DBWR's 256 async writes
     assert d["avg_service_ms"] <= d["avg_response_ms"] and d["iops"] * d["avg_response_ms"] / 1000 <= 6 + 256
+
+
+def test_a_half_width_of_exactly_the_target_is_precise_enough():
+    """The stopping rule is 'within the target': a half-width over the mean equal to it stops the run (the target
+    taken as the batches' own ratio, to the last bit), a hair less than it does not."""
+    from sim.metrics import BatchMeans, batch_means_halfwidth
+    from sim.run import precise_enough
+
+    batches = BatchMeans()
+    for v in (640.0, 641.0, 640.5, 639.0):
+        batches.add(v)
+    ratio = batch_means_halfwidth(batches.batches()[0]) / batches.mean
+    assert precise_enough(batches, 4, ratio) and not precise_enough(batches, 4, ratio * (1 - 1e-12))
+
+
+def test_sessions_past_ram_and_swap_are_out_of_memory_before_anything_is_simulated():
+    """64 dedicated servers of 12 MB on a 1 GB T5220 without swap: the kernel (128 MB) and SGA (133 MB) fit, the
+    sessions the workload's start() makes do not (128 + 33 + 100 + 50 + 64 x 12 = 1,079 MB against 1,024): out of
+    memory before the first transaction, not at the first batch's end, and the account it adds up is kept."""
+    r = run(scenario.load(None, {"users": 64, "database.db_cache": "100 MB", "database.server_memory": "12 MB",
+                                 "hardware.memory.size": "1 GB", "hardware.memory.kernel": "128 MB",
+                                 "hardware.memory.swap": "0 GB"}, profile="t5220", workload="tpcc"))
+    assert r.status == "out_of_memory" and r.message.startswith("committed memory 1,079.0 MB exceeds RAM + swap 1,024.0")
+    assert r.simulated_time == 0 and r.events == 0 and r.tpm is None and " s in)" not in r.message
+    assert (r.extra["memory"]["committed_mb"], r.extra["memory"]["ram_mb"]) == (1079.0, 1024.0)
