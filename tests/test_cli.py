@@ -276,3 +276,35 @@ def test_reproduce_prints_the_scoreboard_writes_it_as_json_and_a_plot_a_table(mo
     assert got.stdout == f"BOARD ['figure of itanium.tpcc']\nplot: {tmp_path / 'plots' / 'itanium.tpcc.png'}\n"
     assert json.loads(out.read_text()) == {"figures": [{"f": "figure of itanium.tpcc"}], "claims": [],
                                            "summary": "1 figure"}
+
+
+def test_capacity_prints_each_load_as_it_runs_and_the_table_and_answer_exiting_1_without_one(monkeypatch, tmp_path):
+    """`capacity` (the search stubbed: two loads, 8 users meeting cpu_busy <= 80% at 50% busy, 16 breaking it at
+    90%): each load on stderr as it ran, with its figure and verdict; the table a row a load with its TPM, figure,
+    busiest resource and verdict; the answer last. --precision 0% (a bisection to the last user) and --seed 0 reach
+    the search. With no load meeting the limits (best None) it exits 1."""
+    from sim import capacity as cp
+
+    asked = {}
+
+    def search(scenario, lims, setting, *, start, stop, precision, overrides, workers, on_probe, progress):
+        asked.update(precision=precision, seed=overrides.get("run.seed"), profile=overrides.get("profile"))
+        probes = [cp.Probe(n, {"status": "ok", "workload": "tpcc", "tpm": 1000.0 * n, "cpu_idle": idle,
+                               "busiest": "strands (mpstat)", "busiest_pct": 100.0 - idle}, broke)
+                  for n, idle, broke in ((8, 50.0, []), (16, 10.0, ["cpu_busy 90% > 80%"]))]
+        for p in probes:
+            on_probe(p)
+        return cp.Capacity(setting, lims, probes, probes[0] if asked["seed"] == "0" else None, probes[1], precision)
+    monkeypatch.setattr(cp, "capacity", search)
+    args = ["capacity", *TPCC[:4], "--limit", "cpu_busy <= 80%", "--precision", "0%"]
+    got = CliRunner().invoke(cli.main, [*args, "--seed", "0"])
+    assert got.exit_code == 0 and asked == {"precision": 0.0, "seed": "0", "profile": "t5220"}, got.output
+    assert got.stderr.splitlines() == ["users=8: cpu_busy 50.0% -> meets",
+                                     "users=16: cpu_busy 90.0% -> breaks: cpu_busy 90% > 80%"]
+    rows = [line.split() for line in got.stdout.splitlines()]
+    assert rows[0] == ["users", "TPM", "cpu_busy", "busiest", "meets"]
+    assert rows[2:4] == [["8", "8,000", "50.0%", "strands", "(mpstat)", "50%", "yes"],
+                         ["16", "16,000", "90.0%", "strands", "(mpstat)", "90%", "no:", "cpu_busy", "90%", ">", "80%"]]
+    assert got.stdout.splitlines()[4] == ("Capacity: users=8 (8,000 TPM), within cpu_busy <= 80% (50.0%). At 16 (8 more): "
+                                          "cpu_busy 90% > 80%.")
+    assert CliRunner().invoke(cli.main, args).exit_code == 1

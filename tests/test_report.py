@@ -219,6 +219,9 @@ def test_calibrate_io_with_no_level_within_max_latency_says_why_max_iops_is_0():
     assert r.extra["iops"] == 0.0
     assert "no level was within max_latency, so max_iops is 0" in text
     assert "max_iops\n" not in text and "over max_latency" in text
+    # the summary says the same, with the job's reads instead of a level's figures (an 'actual_latency' of none)
+    assert (f"I/O: max_iops 0: no load level was within max_latency 20 ms (the job's reads: "
+            f"{r.extra['mean_iops']:,.0f} IOPS)") in text and "actual_latency" not in text
 
 
 def test_on_a_buffered_file_system_each_physical_read_is_a_page_cache_hit_or_a_disk_read(ue10000):

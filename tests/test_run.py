@@ -381,3 +381,14 @@ def test_sessions_past_ram_and_swap_are_out_of_memory_before_anything_is_simulat
     assert r.status == "out_of_memory" and r.message.startswith("committed memory 1,079.0 MB exceeds RAM + swap 1,024.0")
     assert r.simulated_time == 0 and r.events == 0 and r.tpm is None and " s in)" not in r.message
     assert (r.extra["memory"]["committed_mb"], r.extra["memory"]["ram_mb"]) == (1079.0, 1024.0)
+
+
+def test_batches_end_on_the_batch_grid_and_progress_never_passes_one():
+    """300 batches of 10 ms after a 0.5-s warm-up end at 0.5 + 300 x 0.01 = 3.5 s to the bit (0.01 added 300 times
+    is 3.4999999999999694: each batch's end is taken from the start, not from the last end); run.max_time 2.995 s
+    is reached in the 300th batch, at 3 s measured, and the progress reported stops at 1.0, not 3 / 2.995."""
+    seen = []
+    r = run(t5220(4, **{"run.batch": "10 ms", "run.max_time": "2.995 s", "run.target_half_width": "0.001%"}),
+            progress=seen.append)
+    assert (r.simulated_time, r.measured_time, len(seen)) == (3.5, 3.0, 300)
+    assert seen[-1] == max(seen) == 1.0
