@@ -687,3 +687,16 @@ def test_the_log_device_note_counts_other_io_of_exactly_a_tenth():
     devices = {"array": {**r.devices["array"], "iops": 1000.0, "util_pct": 60.0}}
     assert "  array: LGWR is 95% busy writing the log here, behind 100 other I/Os/s (60% busy)" in \
         report.full(dataclasses.replace(r, extra=x, devices=devices))
+
+
+def test_a_device_note_is_for_drive_operations_off_its_ios_by_over_1_percent_either_way_and_for_devices_with_io():
+    """The drive-operations note: 105 drive operations/s for 100 I/Os/s (5% more: mirrored writes of a few) and 50
+    for 100 (fewer: a write-back cache holding writes not yet destaged) are noted, 100.5 for 100 (0.5%) is not.
+    A device that did no I/O in the window has no note at all, though its cache took writes before it."""
+    def notes(drive_ops, iops=100.0, cache=False):
+        r = _steady_result()
+        r.devices = {"array": {**r.devices["array"], "iops": iops, "drive_ops_per_s": drive_ops, "write_cache": cache}}
+        return [line for line in report.full(r).splitlines() if line.startswith("  array: ")]
+    assert notes(105.0) == ["  array: 100 I/Os/s to the device are 105 drive operations/s; svc_t and %b are the "
+                            "drives', wait+svc the device's I/Os'"]
+    assert len(notes(50.0)) == 1 and notes(100.5) == [] and notes(0.0, iops=0.0, cache=True) == []

@@ -189,6 +189,8 @@ def _tallies(*responses):
     (4.0, 0.1, (4.0, 6.0), True),       # R = 5 s = 100 / 4 - 20: the law's own
     (4.0, 0.1, (1.0, 1.0), False),      # 1 s, outside 3.81..6.32 s (X = 4 +- 2 x 0.1) and 80% off
     (4.0, 0.001, (5.4,), True),         # outside 4.99..5.01 s, but within 10% (0.4 <= 0.54)
+    (4.0, 0.001, (5.54,), True),        # within 10% of the larger, the measured (0.54 <= 0.554; not 0.5, the law's)
+    (4.0, 0.001, (5.75,), False),       # 15% off (0.75 > 0.575)
     (4.0, 0.5, (1.0,), True),           # 80% off, but inside 0..13.3 s: the throughput is too uncertain to say
     (4.0, 2.5, (90.0,), True),          # X - 2 hw < 0: no upper bound
     (4.0, float("inf"), (1.0,), None),  # no interval (one batch): no verdict
@@ -392,3 +394,5 @@ def test_batches_end_on_the_batch_grid_and_progress_never_passes_one():
             progress=seen.append)
     assert (r.simulated_time, r.measured_time, len(seen)) == (3.5, 3.0, 300)
     assert seen[-1] == max(seen) == 1.0
+    # the batches as merged (correlated neighbours in pairs): so many of so long cover the window
+    assert r.extra["batch_s"] > 0.01 and r.extra["batches"] * r.extra["batch_s"] == pytest.approx(3.0)
