@@ -700,3 +700,25 @@ def test_a_device_note_is_for_drive_operations_off_its_ios_by_over_1_percent_eit
     assert notes(105.0) == ["  array: 100 I/Os/s to the device are 105 drive operations/s; svc_t and %b are the "
                             "drives', wait+svc the device's I/Os'"]
     assert len(notes(50.0)) == 1 and notes(100.5) == [] and notes(0.0, iops=0.0, cache=True) == []
+
+
+def test_a_line_of_items_wraps_only_past_100_columns_counting_the_gap():
+    """_line: 'title: a 1   b ccc...' of exactly 100 columns (6 + the 3-blank gap + 'b ' + 89) stays one line;
+    one more column wraps the item to the next line, indented by two, and so does the gap's (90 c's fit only
+    without counting the 3 blanks)."""
+    first = "t: a 1"
+    assert report._line("t", [("a", "1"), ("b", "c" * 89)]) == first + "   b " + "c" * 89
+    assert len(first + "   b " + "c" * 89) == 100
+    assert report._line("t", [("a", "1"), ("b", "c" * 90)]) == first + "\n  b " + "c" * 90
+
+
+def test_the_per_core_table_is_for_up_to_16_cores():
+    """The pipeline table has a row a core up to 16 (a T5440's 32 cores would be a page of it: the summary's mean,
+    min and max say enough)."""
+    import dataclasses
+    r = _steady_result()
+
+    def rows(cores):
+        text = report.full(dataclasses.replace(r, core_utilisation=[10.0] * cores))
+        return len(re.findall(r"^core \d+ ", text, re.M))
+    assert (rows(16), rows(17)) == (16, 0)
