@@ -148,7 +148,7 @@ def summary(r: Result) -> str:
     if law and law["steady"] is False:
         lines.append(_not_steady(law, r.throughput_per_s))
     if r.elapsed is not None:
-        h, rem = divmod(r.elapsed, 3600)
+        h, rem = divmod(round(r.elapsed, 2), 3600)   # (rounded first: 119.996 s had printed 0:01:60.00)
         m, s = divmod(rem, 60)
         lines.append(f"elapsed: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
     x = r.extra

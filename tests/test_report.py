@@ -722,3 +722,15 @@ def test_the_per_core_table_is_for_up_to_16_cores():
         text = report.full(dataclasses.replace(r, core_utilisation=[10.0] * cores))
         return len(re.findall(r"^core \d+ ", text, re.M))
     assert (rows(16), rows(17)) == (16, 0)
+
+
+def test_an_elapsed_time_that_rounds_up_to_the_minute_carries_into_it():
+    """elapsed prints h:mm:ss.ss: 119.996 s is 0:02:00.00, not 0:01:60.00 (the seconds rounded to hundredths
+    after the minutes were taken off), and 3,599.999 s is 1:00:00.00; 59.994 s stays 0:00:59.99."""
+    import dataclasses
+
+    def elapsed(s):
+        text = report.summary(dataclasses.replace(_batch_result(), elapsed=s))
+        return next(line for line in text.splitlines() if line.startswith("elapsed: ")).split()[1]
+    assert [elapsed(s) for s in (119.996, 3599.999, 59.994, 8794.5)] == ["0:02:00.00", "1:00:00.00", "0:00:59.99",
+                                                                         "2:26:34.50"]
