@@ -734,3 +734,13 @@ def test_an_elapsed_time_that_rounds_up_to_the_minute_carries_into_it():
         return next(line for line in text.splitlines() if line.startswith("elapsed: ")).split()[1]
     assert [elapsed(s) for s in (119.996, 3599.999, 59.994, 8794.5)] == ["0:02:00.00", "1:00:00.00", "0:00:59.99",
                                                                          "2:26:34.50"]
+
+
+def test_a_level_over_max_latency_is_not_marked_max_iops_though_its_iops_equal_it():
+    """CALIBRATE_IO's max_iops is the best level within max_latency: a level over it that happened to give the same
+    IOPS (900 at 25 ms against 20) is marked over max_latency, not max_iops; one exactly at 20 ms is within."""
+    r = _batch_result()
+    r.extra["level_table"] = [{"in_flight": 8, "iops": 900.0, "latency_ms": 20.0},
+                              {"in_flight": 16, "iops": 900.0, "latency_ms": 25.0}]
+    rows = [line.split() for line in report.full(r).splitlines() if line.startswith(("8 ", "16 "))]
+    assert rows == [["8", "900", "20.00", "max_iops"], ["16", "900", "25.00", "over", "max_latency"]]
