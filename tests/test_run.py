@@ -396,3 +396,16 @@ def test_batches_end_on_the_batch_grid_and_progress_never_passes_one():
     assert seen[-1] == max(seen) == 1.0
     # the batches as merged (correlated neighbours in pairs): so many of so long cover the window
     assert r.extra["batch_s"] > 0.01 and r.extra["batches"] * r.extra["batch_s"] == pytest.approx(3.0)
+
+
+def test_a_batch_job_cut_short_reports_progress_every_hundredth_and_stops_at_run_max_time_to_the_bit():
+    """A 50 MB backup (1.12 s) cut at run.max_time 1.1 s: under 1,000 s the progress step is a hundredth of it
+    (11 ms, not the 10-s step of long jobs), so the bar moves 101 times (100 steps of 0.011 s add up to
+    1.0999999999999996, and the last step is only what is left); elapsed is 1.1 s exactly, not 1.111 s, one
+    step past it."""
+    seen = []
+    r = run(scenario.load(None, {"channels": 1, "datafiles_mb": [50.0], "compressed": False, "datafile_device": "array",
+                                 "backup_device": "array", "run.max_time": "1.1 s"}, profile="t5220", workload="rman"),
+            progress=seen.append)
+    assert r.status == "timeout" and r.elapsed == r.measured_time == 1.1
+    assert len(seen) == 101 and seen == sorted(seen) and 0.9 < seen[-1] < 1.0
