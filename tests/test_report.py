@@ -744,3 +744,13 @@ def test_a_level_over_max_latency_is_not_marked_max_iops_though_its_iops_equal_i
                               {"in_flight": 16, "iops": 900.0, "latency_ms": 25.0}]
     rows = [line.split() for line in report.full(r).splitlines() if line.startswith(("8 ", "16 "))]
     assert rows == [["8", "900", "20.00", "max_iops"], ["16", "900", "25.00", "over", "max_latency"]]
+
+
+def test_rman_compressors_are_shown_only_when_some_compressed():
+    """The Parallel line's 'compressing at once (mean)' is for a backup that compressed: a mean of 0 (an
+    uncompressed backup's, reported all the same) adds nothing, 2.5 is shown to a tenth."""
+    def parallel(mean):
+        r = _batch_result()
+        r.extra["compressors_mean"] = mean
+        return report.full(r).split("Parallel: ")[1]
+    assert "compressing" not in parallel(0.0) and parallel(2.5).endswith("\n  compressing at once (mean) 2.5")
