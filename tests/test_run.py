@@ -355,6 +355,8 @@ def test_device_figures_obey_the_utilisation_law_and_add_up_to_the_databases_io(
     # or not at all)
     assert d["util_pct"] == pytest.approx(d["iops"] / 36 * d["avg_service_ms"] / 1000 * 100, rel=0.015)
     assert d["mb_per_s"] == pytest.approx(d["iops"] * 2048 / 2**20, rel=1e-6)
+    # r/s + w/s = IOPS, both of them some (the cache misses' reads, DBWR's writes)
+    assert d["reads_per_s"] + d["writes_per_s"] == pytest.approx(d["iops"]) and min(d["reads_per_s"], d["writes_per_s"]) > 0
     assert d["iops"] == pytest.approx(r.extra["physical_reads_per_s"] + r.extra["physical_writes_per_s"], rel=0.02)
     # Little's law: what is at the drives is at most the 6 users' reads and DBWR's 256 async writes
     assert d["avg_service_ms"] <= d["avg_response_ms"] and d["iops"] * d["avg_response_ms"] / 1000 <= 6 + 256
