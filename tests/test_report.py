@@ -754,3 +754,11 @@ def test_rman_compressors_are_shown_only_when_some_compressed():
         r.extra["compressors_mean"] = mean
         return report.full(r).split("Parallel: ")[1]
     assert "compressing" not in parallel(0.0) and parallel(2.5).endswith("\n  compressing at once (mean) 2.5")
+
+
+def test_a_cpi_remainder_rounding_to_zero_prints_as_zero_not_minus_zero():
+    """CPI's 'other' is what is left of the CPI after issue and data stalls: a remainder of -0.001 (float error) is
+    0.00 to two places, printed '+ other 0.00', never '+ other -0.00'."""
+    r = _steady_result()
+    r.extra.update(cpi=4.0, cpi_issue=1.0, cpi_data_stall=3.001, cpi_other=-0.001)
+    assert "CPI 4.00 = issue 1.00 + data stalls 3.00 + other 0.00" in report.full(r) and "-0.00" not in report.full(r)
