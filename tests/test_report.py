@@ -692,10 +692,12 @@ def test_the_log_device_note_counts_other_io_of_exactly_a_tenth():
 def test_a_device_note_is_for_drive_operations_off_its_ios_by_over_1_percent_either_way_and_for_devices_with_io():
     """The drive-operations note: 105 drive operations/s for 100 I/Os/s (5% more: mirrored writes of a few) and 50
     for 100 (fewer: a write-back cache holding writes not yet destaged) are noted, 100.5 for 100 (0.5%) is not.
-    A device that did no I/O in the window has no note at all, though its cache took writes before it."""
+    A device that did no I/O in the window has no note at all, though its cache took writes before it (another
+    device's I/O prints the table)."""
     def notes(drive_ops, iops=100.0, cache=False):
         r = _steady_result()
-        r.devices = {"array": {**r.devices["array"], "iops": iops, "drive_ops_per_s": drive_ops, "write_cache": cache}}
+        r.devices = {"array": {**r.devices["array"], "iops": iops, "drive_ops_per_s": drive_ops, "write_cache": cache},
+                     "b": {**r.devices["array"], "iops": 10.0, "drive_ops_per_s": 10.0}}   # (a device table to note)
         return [line for line in report.full(r).splitlines() if line.startswith("  array: ")]
     assert notes(105.0) == ["  array: 100 I/Os/s to the device are 105 drive operations/s; svc_t and %b are the "
                             "drives', wait+svc the device's I/Os'"]
