@@ -260,6 +260,7 @@ def test_a_steady_run_accounts_its_time_events_batches_and_cpu():
     issuing = r.extra["instructions_per_s"] * r.extra["cpi_issue"] / (1.4e9 * 16)
     assert sum(r.core_utilisation) / 8 == pytest.approx(100.0 * issuing, rel=1e-6)
     assert 1.0 <= r.extra["commits_per_log_write"] <= 16     # a log write carries at most one commit a user
+    assert "paging" not in r.extra                            # nothing paged in: no vmstat paging line of zeros
 
 
 def test_a_batch_job_cut_at_run_max_time_is_a_timeout_and_one_that_ends_is_timed_to_its_end():
