@@ -378,8 +378,8 @@ def test_a_half_width_of_exactly_the_target_is_precise_enough():
 
 def test_sessions_past_ram_and_swap_are_out_of_memory_before_anything_is_simulated():
     """64 dedicated servers of 12 MB on a 1 GB T5220 without swap: the kernel (128 MB) and SGA (133 MB) fit, the
-    sessions the workload's start() makes do not (128 + 33 + 100 + 50 + 64 x 12 = 1,079 MB against 1,024): out of
-    memory before the first transaction, not at the first batch's end, and the account it adds up is kept."""
+    servers do not (128 + 33 + 100 + 50 + 64 x 12 = 1,079 MB against 1,024): out of memory before the first
+    transaction, not at the first batch's end, and the account the message adds up is kept in the result."""
     r = run(scenario.load(None, {"users": 64, "database.db_cache": "100 MB", "database.server_memory": "12 MB",
                                  "hardware.memory.size": "1 GB", "hardware.memory.kernel": "128 MB",
                                  "hardware.memory.swap": "0 GB"}, profile="t5220", workload="tpcc"))
