@@ -173,12 +173,15 @@ def _serial_sweep(monkeypatch, runs):
 def test_sweep_prints_a_row_a_point_with_its_runs_interval_and_outcome_and_names_the_unsteady(monkeypatch, tmp_path):
     """Three points of two replications: 8 users at 8,000 and 8,100 TPM (mean 8,050, a half-width of
     t(0.975, 1) x 70.7 / sqrt 2 = 12.71 x 50 = 635), 9 out of memory in both (0/2 ok, no figure nor '± nan', the
-    outcome), 10 found not steady by the response time law in one run. The point whose law had no verdict
-    (None, one batch) is not named; one point is 'point', not 'points'. Exit 0: some point gave figures."""
+    outcome without the point its message names), 10 found not steady by the response time law in one run. The
+    point whose law had no verdict (None, one batch) is not named; one point is 'point', not 'points'. Exit 0:
+    some point gave figures."""
     def runs(users, _profile, nth):
         r = dataclasses.replace(_steady_result(), tpm=1000.0 * users + 100.0 * nth)
         if users == 9:
-            return dataclasses.replace(r, status="out_of_memory", message="SGA exceeds memory", tpm=None)
+            # (a message naming its point, as a refused point's does: the row names it already)
+            return dataclasses.replace(r, status="out_of_memory", message="<scenario> [users=9]: SGA exceeds memory",
+                                       tpm=None)
         r.extra = {**r.extra, "response_time_law": {"steady": None if users == 8 else nth == 0}}
         return r
     _serial_sweep(monkeypatch, runs)
@@ -308,3 +311,10 @@ def test_capacity_prints_each_load_as_it_runs_and_the_table_and_answer_exiting_1
     assert got.stdout.splitlines()[4] == ("Capacity: users=8 (8,000 TPM), within cpu_busy <= 80% (50.0%). At 16 (8 more): "
                                           "cpu_busy 90% > 80%.")
     assert CliRunner().invoke(cli.main, args).exit_code == 1
+
+
+def test_a_points_setting_prints_as_given_a_whole_float_as_a_whole_number_and_none_as_a_dash():
+    """_point_value: a setting a --points file left empty (None, or NaN in a column of numbers) is the scenario's:
+    '—'; a whole number that a column with an empty cell made a float (8.0) prints 8; others as they are."""
+    assert [cli._point_value(v) for v in (None, float("nan"), 8.0, 0.5, 8, "2 GB")] == ["—", "—", 8, 0.5, 8, "2 GB"]
+    assert type(cli._point_value(8.0)) is int
