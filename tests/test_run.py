@@ -412,3 +412,14 @@ def test_a_batch_job_cut_short_reports_progress_every_hundredth_and_stops_at_run
             progress=seen.append)
     assert r.status == "timeout" and r.elapsed == r.measured_time == 1.1
     assert len(seen) == 101 and seen == sorted(seen) and 0.9 < seen[-1] < 1.0
+
+
+def test_slob_sessions_past_ram_and_swap_stop_the_run_before_anything_is_simulated():
+    """SLOB's sessions are started by the workload's start(), after the instance was admitted: 300 of 1 GB are past
+    any RAM + swap of the Xeon, and are refused as they start, before the first read (not found at the first
+    batch's end, some simulated time in)."""
+    r = run(scenario.load(None, {"sessions": "300", "database.server_memory": "1 GB", "database.db_cache": "1 GB",
+                                 "run.max_time": "0.1 s", "run.batch": "0.05 s"}, profile="xeon-e5-2699v3-2s",
+                          workload="slob"))
+    assert r.status == "out_of_memory" and "exceeds RAM + swap" in r.message and " s in)" not in r.message
+    assert r.simulated_time == 0 and r.events == 0
