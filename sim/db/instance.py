@@ -112,7 +112,8 @@ class DatabaseSpec:
                 f"at least one redo log block, {REDO_BLOCK} B (the log buffer holds redo in {REDO_BLOCK}-byte log "
                 "blocks; Oracle 11.2's smallest LOG_BUFFER is 2 MB)")
         if self.oracle_bits == 32 and self.sga > SGA_LIMIT_32:   # (the shared pool alone, where no db_cache is given)
-            key, parts = ("db_cache", "buffer cache + shared pool") if self.db_cache is not None else ("shared_pool", "shared pool")
+            key, parts = ("db_cache", "buffer cache + shared pool") if self.db_cache is not None \
+                else ("shared_pool", "shared pool")
             raise src.at(key).bad(
                 f"{getattr(self, key) / 2**30:.2f} GB",
                 f"an SGA ({parts} = {self.sga / 2**30:.2f} GB) within the "
