@@ -423,3 +423,64 @@ def test_slob_sessions_past_ram_and_swap_stop_the_run_before_anything_is_simulat
                           workload="slob"))
     assert r.status == "out_of_memory" and "exceeds RAM + swap" in r.message and " s in)" not in r.message
     assert r.simulated_time == 0 and r.events == 0
+
+
+class _Cache:
+    """A write-back cache as _fill_caches sees it: what settle() fills, whether it stays full, the watches."""
+
+    def __init__(self, fills: float, stays_full: bool = True):
+        self.fills, self.full, self.watched, self.unfilled = fills, stays_full, [], False
+        self.fill_rate = 3 * 2**20
+
+    def settle(self):
+        return self.fills
+
+    def watch(self, since):
+        self.watched.append(since)
+
+    def stays_full(self):
+        return self.full
+
+    def unfill(self):
+        self.unfilled = True
+
+
+def _cache_system():
+    import types
+
+    import simpy
+
+    watched = []
+    return types.SimpleNamespace(env=simpy.Environment(), instance=types.SimpleNamespace(watch_writer=watched.append)), \
+        watched, types.SimpleNamespace(extra={})
+
+
+def test_caches_that_keep_up_fill_nothing_and_add_no_warm_up():
+    """settle() 0: the cache is not filling, so nothing is filled, watched or warmed up again (a cache counted as
+    filled at 0 would add a warm-up to every run with a write cache that keeps up: a mutant doing so passed the
+    suite, mutation round U57)."""
+    from sim.run import _fill_caches
+
+    system, watched, result = _cache_system()
+    caches = [("a", _Cache(0.0)), ("b", _Cache(0.0))]
+    assert _fill_caches(system, result, caches, 2.0) == []
+    assert system.env.now == 0.0 and watched == [] and all(c.watched == [] for _n, c in caches)
+    assert result.extra == {}
+
+
+def test_a_filled_cache_that_drains_is_unfilled_and_dbwr_watched_over_one_more_warm_up():
+    """Two caches filled; over a warm-up (2 s) one stays full (its fill rate reported, 3 MB/s) and one drains
+    (unfilled): DBWR, watched from 0 with the caches, is watched afresh from half the next warm-up (3 s) and the
+    run warms up once more (to 4 s). With both full, one warm-up only (a mutant never warming up again passed the
+    suite, mutation round U46)."""
+    from sim.run import _fill_caches
+
+    system, watched, result = _cache_system()
+    full, drains = _Cache(5.0), _Cache(5.0, stays_full=False)
+    assert _fill_caches(system, result, [("a", full), ("b", drains)], 2.0) == [("a", full)]
+    assert full.watched == drains.watched == [0.0] and drains.unfilled and not full.unfilled
+    assert watched == [0.0, 3.0] and system.env.now == 4.0
+    assert result.extra == {"write_cache_fill_mb_per_s.a": 3.0}
+    system, watched, result = _cache_system()
+    _fill_caches(system, result, [("a", _Cache(5.0)), ("b", _Cache(5.0))], 2.0)
+    assert watched == [0.0] and system.env.now == 2.0
