@@ -82,8 +82,11 @@ def _scenario_source(fn):
               help="shortcut for --set run.seed=N: it overrides the scenario file's run.seed; given together with "
                    "--set run.seed, the two must be the same seed (different ones are an error)")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), callback=_a_path, help="also write the Result as JSON")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), callback=_a_path,
+              help="draw the timeline (run.interval: --set run.interval='10 s') as a PNG: throughput or progress, "
+                   "us/sy and r, each device's %b, DB CPU and the top wait events in sessions")
 @click.option("--brief", is_flag=True, help="summary only")
-def run(scenario_file, profile, workload, sets, seed, json_file, brief):
+def run(scenario_file, profile, workload, sets, seed, json_file, plot_file, brief):
     """Simulate one scenario and print what the system would show.
 
     Exits 1 when the run gives no figures (out of memory, error), 2 on bad input. --seed N and
@@ -100,11 +103,21 @@ def run(scenario_file, profile, workload, sets, seed, json_file, brief):
         overrides["run.seed"] = str(seed)
     _require_scenario(scenario_file, profile, workload)
     _check_output_file("--json", json_file, (scenario_file, profile))
+    _check_output_file("--plot", plot_file, (scenario_file, profile))
+    if plot_file and json_file and os.path.abspath(plot_file) == os.path.abspath(json_file):
+        raise OltpsimError(f"--plot {plot_file} and --json {json_file}: the same file; expected two")
     sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
+    if plot_file and sc.spec.run.interval is None:
+        raise OltpsimError(f"--plot {plot_file}: no timeline to draw; give run.interval too "
+                           "(--set run.interval='10 s': the figures of every 10 s)")
     result = _with_progress(lambda cb: run_scenario(sc, progress=cb), sc.label)
     click.echo(report.summary(result) if brief else report.full(result))
     if json_file:
         _write("--json", json_file, result.to_json())
+    if plot_file and result.timeline:
+        from sim.timeline import plot
+        plot(result, plot_file)
+        click.echo(f"timeline drawn in {plot_file}")
     if result.status in report.NO_FIGURES or result.status == "timeout":   # no answer to the question asked
         hint = _out_of_memory_keys(result.workload, sc) if result.status == "out_of_memory" else ""
         click.echo(f"oltpsim: {result.status.replace('_', ' ')}: {result.message}{hint}", err=True)

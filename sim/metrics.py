@@ -111,6 +111,10 @@ class Level:
         self.area += (now - self.t_last) * self.value
         self.t_last, self.value = now, self.value + delta
 
+    def area_now(self) -> float:
+        """The level's integral since the last reset, read-only."""
+        return self.area + (self.env.now - self.t_last) * self.value
+
     def mean(self) -> float:
         self.set(self.value)
         span = self.env.now - self.since

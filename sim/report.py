@@ -260,7 +260,36 @@ def full(r: Result) -> str:
         rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]
         if len(rows) <= 16:
             parts.append(f"Pipeline utilisation ({_pipeline_tool(r)})\n" + table(["core", "% pipeline busy"], rows))
+    if r.timeline:
+        parts.append(timeline(r))
     return "\n\n".join(parts)
+
+
+def timeline(r: Result) -> str:
+    """run.interval's rows as vmstat, corestat, iostat and AWR's snapshots would show each interval: the busiest
+    device and the wait event with the most time in it (of the waits that ended there)."""
+    steady, cmt = r.elapsed is None, r.cmt
+    rows = []
+    for row in r.timeline:
+        util = {k[7:-9]: v for k, v in row.items() if k.startswith("device.") and k.endswith(".util_pct")}
+        dev = max(util, key=util.get, default=None)
+        waits = {k[5:-7]: v for k, v in row.items() if k.startswith("wait.") and k.endswith(".time_s")}
+        top = max(waits, key=waits.get, default=None)
+        if top is None or row["db_cpu_s"] >= waits[top]:   # AWR ranks DB CPU among the timed events
+            top = "DB CPU" if row["db_cpu_s"] > 0.0 else None
+        rows.append([figure(row["time_s"]), figure(row["tpm"]) if steady else f"{row['done_pct']:.1f}",
+                     f"{row['run_queue']:.1f}", f"{row['cpu_usr']:.0f}", f"{row['cpu_sys']:.0f}",
+                     f"{row['cpu_idle']:.0f}", *([f"{row['core_utilisation_mean']:.0f}"] if cmt else []),
+                     f"{sum(v for k, v in row.items() if k.endswith('.iops')):,.0f}",
+                     f"{sum(v for k, v in row.items() if k.endswith('.mb_per_s')):,.1f}",
+                     "" if dev is None else f"{dev} {util[dev]:.0f}%",
+                     top if top in (None, "DB CPU") else f"{top} {_ms(waits[top] / row[f'wait.{top}.waits'])} ms"])
+    head = ["t (s)", "TPM" if steady else "done %", "r", "us", "sy", "id", *(["pipe %"] if cmt else []), "IOPS",
+            "MB/s", "busiest %b", "top event (avg wait)"]
+    every = format_quantity(r.inputs["run.interval"], "time")
+    return (f"Timeline (every {every} of the measured time, as vmstat, iostat and AWR snapshots show it; "
+            "result.timeline_frame() in Python)\n"
+            + "\n".join(line.rstrip() for line in table(head, rows, "r" * (len(head) - 2) + "ll").split("\n")))
 
 
 def _line(title: str, items: list[tuple[str, str]], width: int = 100) -> str:

@@ -45,6 +45,8 @@ class Result:
     response: dict[str, dict] = field(default_factory=dict)
     devices: dict[str, dict] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    # run.interval's rows: the figures of each interval (sim/timeline.py), flat as flat()'s are
+    timeline: list[dict] = field(default_factory=list)
     # provenance
     seed: int = 0
     simulated_time: float = 0.0
@@ -120,7 +122,8 @@ class Result:
         every figure the text report prints. Times in seconds unless the name says ms."""
         row = {f"in.{k}": v for k, v in self.inputs.items()}
         for k, v in self.to_dict().items():
-            if k in ("inputs", "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "extra"):
+            if k in ("inputs", "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "extra",
+                     "timeline"):
                 continue
             row[k] = v
         row.update({k: v for k, v in dotted("extra", self.extra).items()   # lists (e.g. level_table) left out
@@ -146,6 +149,18 @@ class Result:
         import pandas as pd
 
         return pd.DataFrame([self.flat()])
+
+    def timeline_frame(self):
+        """The timeline (run.interval) as pandas, one row per interval indexed by its end (s from the measured
+        start); an event with no wait ending in an interval has 0 there."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.timeline)
+        if frame.empty:
+            return frame
+        waits = [c for c in frame.columns if c.startswith("wait.")]
+        frame[waits] = frame[waits].fillna(0)
+        return frame.set_index("time_s")
 
 
 # The figures flat() gives every run, whatever its workload (core/strand utilisation as their means), and

@@ -19,6 +19,7 @@ from sim.metrics import BatchMeans, RatioBatchMeans, batch_means_halfwidth
 from sim.result import Result
 from sim.scenario import Scenario
 from sim.system import System
+from sim.timeline import Timeline
 import workloads
 
 _SURE_OF_ZERO = 10   # batches, all equal, before a zero half-width is taken as a run that does not vary
@@ -235,6 +236,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     system.reset_stats()
     workload.reset_stats()
     start = env.now
+    timeline = _watch(system, workload, result)
     batches = BatchMeans(keep=2 * spec.min_batches)
     last = 0
     # the mean response time of each transaction type, by batch (seconds of response, transactions): its interval
@@ -247,6 +249,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
         env.run(until=start + (batches.count + 1) * spec.batch)
         if exhausted.triggered:   # processes started since, past RAM + swap
             result.status, result.message = "out_of_memory", f"{system.vm.shortfall_message()} ({env.now:g} s in)"
+            _close(timeline, result)   # (up to the run's end: the intervals that led there)
             return
         batches.add((workload.completed - last) / spec.batch)
         last = workload.completed
@@ -262,6 +265,7 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
         if measured >= max_time - 1e-9:
             break
     span = env.now - start
+    _close(timeline, result)
     report = workload.report(span)
     result.tpm = report.pop("tpm")
     result.throughput_per_s = report.pop("throughput_per_s")
@@ -310,6 +314,7 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
     done, max_time = workload.done, spec.cap(batch=True)
     step = min(max_time / 100.0, PROGRESS_STEP)
     exhausted = system.vm.exhausted   # the job's processes (PX servers, channels, sessions) past RAM + swap
+    timeline = _watch(system, workload, result)
     while not done.triggered and env.now < max_time:
         # Stop at the job's end, not at the next progress step: the elapsed time is the job's.
         tick = env.timeout(min(step, max_time - env.now))
@@ -317,10 +322,12 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
         if exhausted.triggered:
             result.status, result.message = "out_of_memory", (f"{system.vm.shortfall_message()}, once the job had "
                                                               f"started its processes ({env.now:g} s in)")
+            _close(timeline, result)
             return
         if progress:
             progress(min(1.0, workload.progress()))
     span = env.now
+    _close(timeline, result)
     if not done.triggered:
         result.status, result.message = "timeout", (f"not finished after {max_time:g} s simulated (run.max_time; "
                                                      "a larger one lets it finish)")
@@ -328,6 +335,22 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
     result.measured_time = span
     result.extra.update(workload.report(span))
     _collect(system, result, span)
+
+
+def _watch(system: System, workload, result: Result) -> Timeline | None:
+    """A timeline from now, the measured start, if run.interval asks for one."""
+    interval = system.scenario.spec.run.interval
+    if interval is None:
+        return None
+    timeline = Timeline(system, workload, interval)
+    timeline.start()
+    return timeline
+
+
+def _close(timeline: Timeline | None, result: Result) -> None:
+    if timeline is not None:
+        timeline.close()
+        result.timeline = timeline.rows
 
 
 def _collect(system: System, result: Result, span: float) -> None:

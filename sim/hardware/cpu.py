@@ -131,6 +131,15 @@ class PipelineGroup:
             self.area_sys += dt * self.busy_sys
         self.t_last = now
 
+    def areas_now(self) -> tuple[float, float, float]:
+        """(busy, sys, issuing) strand-seconds up to now, computed without bringing the group up to date: the
+        same sums _advance would make, and no split integration step (sim/timeline.py reads them mid-run)."""
+        dt, busy = self.env._now - self.t_last, self.busy
+        if dt > 0.0 and busy:
+            return (self.area_busy + dt * busy, self.area_sys + dt * self.busy_sys,
+                    self.area_issue + dt * self.utils[busy])
+        return self.area_busy, self.area_sys, self.area_issue
+
     def start(self, instructions: float, sys_share: float, done, arg=_NO_ARG) -> None:
         """Run `instructions` on one more strand of this group; call done() (done(arg) if an arg is
         given) when finished."""
@@ -279,6 +288,14 @@ class Cpu:
             busy += g.area_busy
             sys += g.area_sys
         return busy, sys
+
+    def areas_now(self) -> tuple[float, float, float]:
+        """(busy strand-seconds, of which sys, pipeline-issuing seconds) since the last reset, read-only."""
+        busy = sys = issue = 0.0
+        for g in self.groups:
+            b, s, i = g.areas_now()
+            busy, sys, issue = busy + b, sys + s, issue + i
+        return busy, sys, issue
 
     def instructions_retired(self) -> float:
         return self.counters()[0]

@@ -235,6 +235,10 @@ class Dispatcher:
         self.stats_since = self.env.now
         self.cpu.reset_stats()
 
+    def run_queue_area_now(self) -> float:
+        """Runnable-not-running process-seconds since the last reset, read-only."""
+        return self.area_runq + (self.env.now - self._t_last) * len(self.runq)
+
     def mean_run_queue(self) -> float:
         self._account()
         return self.area_runq / max(self.env.now - self.stats_since, 1e-12)

@@ -1,0 +1,159 @@
+"""The timeline (run.interval): watching a run changes none of its figures, and its intervals add up to them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from sim import cli, report, scenario
+from sim.config import OltpsimError
+from sim.run import run
+from sim.timeline import plot
+
+TPCC = {"users": "24", "think_time": "0 s", "keying_time": "0 s", "database.db_cache": "60 MB",
+        "run.max_time": "7 s", "run.min_batches": "1000"}   # 7 s of 2.5-s intervals: a part one at the end
+RMAN = {"channels": "2", "datafiles_mb": [300.0, 120.0, 60.0], "run.max_time": "10000 s"}
+
+
+def _runs(workload: str, params: dict, interval: str):
+    plain = run(scenario.load(None, params, profile="t5220", workload=workload))
+    watched = run(scenario.load(None, {**params, "run.interval": interval}, profile="t5220", workload=workload))
+    return plain, watched
+
+
+@pytest.fixture(scope="module")
+def tpcc():
+    return _runs("tpcc", TPCC, "2.5 s")
+
+
+@pytest.fixture(scope="module")
+def rman():
+    return _runs("rman", RMAN, "2 s")
+
+
+@pytest.mark.parametrize("runs", ["tpcc", "rman"])
+def test_watching_a_run_changes_none_of_its_figures(runs, request):
+    """The timeline reads its counters without bringing them up to date (a processor-sharing group brought up to
+    date mid-step would move its next finish by a rounding, and every event after it), so every figure of the
+    run, to the last bit, is what the same run without a timeline gives; only its own wake-ups add events."""
+    plain, watched = request.getfixturevalue(runs)
+    assert watched.timeline and not plain.timeline
+    a, b = plain.to_dict(), watched.to_dict()
+    for k in ("timeline", "wall_time", "events", "inputs"):
+        a.pop(k), b.pop(k)
+    assert a == b
+    assert 0 < watched.events - plain.events <= len(watched.timeline)
+
+
+def _weighted(rows: list[dict], key: str) -> float:
+    return sum(r[key] * r["span_s"] for r in rows) / sum(r["span_s"] for r in rows)
+
+
+@pytest.mark.parametrize("runs", ["tpcc", "rman"])
+def test_the_intervals_tile_the_measured_time_and_add_up_to_the_runs_figures(runs, request):
+    """Whole intervals from the measured start, then the part one to the end; their time-weighted means are the
+    run's own vmstat, corestat and iostat figures, and the waits that ended in them are the run's waits."""
+    _plain, r = request.getfixturevalue(runs)
+    rows, interval = r.timeline, r.inputs["run.interval"]
+    assert [row["span_s"] for row in rows[:-1]] == pytest.approx([interval] * (len(rows) - 1))
+    assert 0.0 < rows[-1]["span_s"] <= interval + 1e-9
+    assert rows[-1]["time_s"] == pytest.approx(r.measured_time) == pytest.approx(sum(x["span_s"] for x in rows))
+    for key, whole in (("cpu_usr", r.cpu_usr), ("cpu_sys", r.cpu_sys), ("cpu_idle", r.cpu_idle),
+                       ("run_queue", r.run_queue),
+                       ("core_utilisation_mean", sum(r.core_utilisation) / len(r.core_utilisation))):
+        assert _weighted(rows, key) == pytest.approx(whole, rel=1e-9, abs=1e-9), key
+    for name, d in r.devices.items():
+        for stat in ("iops", "mb_per_s", "util_pct"):
+            assert _weighted(rows, f"device.{name}.{stat}") == pytest.approx(d[stat], rel=1e-9, abs=1e-9)
+    for e in r.top_events:
+        if e["event"] == "DB CPU":
+            assert sum(row["db_cpu_s"] for row in rows) == pytest.approx(e["time_s"], rel=1e-9)
+        else:
+            assert sum(row.get(f"wait.{e['event']}.waits", 0) for row in rows) == e["waits"]
+            assert sum(row.get(f"wait.{e['event']}.time_s", 0.0) for row in rows) == pytest.approx(e["time_s"])
+
+
+def test_a_steady_runs_intervals_give_its_throughput_and_a_batch_jobs_its_progress(tpcc, rman):
+    """TPC-C's intervals' TPM, weighted by their length, is the run's; RMAN's progress rises to 100% at its end."""
+    _p, steady = tpcc
+    assert _weighted(steady.timeline, "tpm") == pytest.approx(steady.tpm, rel=1e-9)
+    assert "done_pct" not in steady.timeline[0]
+    _p, job = rman
+    done = [row["done_pct"] for row in job.timeline]
+    assert done == sorted(done) and done[-1] == 100.0 and done[0] < 100.0
+    assert "tpm" not in job.timeline[0]
+
+
+def test_the_frame_is_indexed_by_time_with_no_gaps_for_an_event_an_interval_lacks(tpcc):
+    """timeline_frame(): one row per interval, by its end; a wait event that ended no wait in an interval is 0
+    there (not NaN), so sums over a column are the run's."""
+    _p, r = tpcc
+    frame = r.timeline_frame()
+    assert list(frame.index) == [row["time_s"] for row in r.timeline]
+    waits = [c for c in frame if c.startswith("wait.")]
+    assert waits and not frame[waits].isna().any().any()
+    assert "timeline" not in r.flat()   # (a list: the flat row's columns are the run's figures)
+
+
+def test_the_report_prints_a_line_per_interval_with_the_busiest_device_and_top_event(tpcc, rman):
+    """The report's timeline: every interval's end, TPM (or done %), vmstat's r/us/sy/id, corestat's pipelines
+    on the T5220, IOPS, the busiest device and the interval's top timed event (DB CPU included, as AWR ranks it)."""
+    for (_p, r), first in ((tpcc, "TPM"), (rman, "done")):
+        text = report.full(r).split("\n\nTimeline (every ")[1]
+        lines = text.splitlines()
+        assert lines[1].split()[:3] == ["t", "(s)", first] and "pipe %" in lines[1]
+        body = lines[3:]
+        assert len(body) == len(r.timeline)
+        assert all(line == line.rstrip() for line in lines)
+    last = report.timeline(rman[1]).splitlines()[-1]
+    assert last.split()[0] == report.figure(rman[1].elapsed) and " 100.0 " in last
+    top = [line for line in report.timeline(tpcc[1]).splitlines()[3:]]
+    assert all(("db file sequential read" in line or "log file sync" in line or "DB CPU" in line) for line in top)
+
+
+def test_every_user_is_on_a_strand_runnable_or_waiting_in_every_interval(tpcc):
+    """The sessions the plot stacks: 24 users that never think are each on a strand (DB CPU), in the run queue (r)
+    or in a timed wait, so DB CPU + wait time per second + r is 24 in every interval, but for waits that straddle
+    an interval's edge (counted where they end, as AWR's snapshots count them: ms here against 2.5-s intervals)."""
+    _p, r = tpcc
+    for row in r.timeline:
+        waits = sum(v for k, v in row.items() if k.startswith("wait.") and k.endswith(".time_s"))
+        assert (row["db_cpu_s"] + waits) / row["span_s"] + row["run_queue"] == pytest.approx(24, rel=0.03)
+
+
+def test_plot_draws_four_panels_and_refuses_a_run_without_a_timeline(tpcc, tmp_path):
+    """plot(): throughput, CPU with the run queue, devices, sessions; a run with no run.interval is refused."""
+    plain, r = tpcc
+    fig = plot(r, tmp_path / "t.png")
+    assert (tmp_path / "t.png").stat().st_size > 10_000 and len(fig.axes) == 5   # (4 panels + the run queue's axis)
+    with pytest.raises(OltpsimError, match="run.interval"):
+        plot(plain)
+
+
+def test_cli_plot_needs_a_timeline_and_refuses_before_running(tmp_path, monkeypatch):
+    """--plot without run.interval exits 2 before anything runs and writes nothing; an interval under 1 ms is bad
+    input too; with one, the PNG is written."""
+    import sim.run
+
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("ran"))
+    base = ["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8"]
+    got = CliRunner().invoke(cli.main, [*base, "--plot", str(tmp_path / "t.png")])
+    assert got.exit_code == 2 and "run.interval" in got.stderr and not (tmp_path / "t.png").exists()
+    got = CliRunner().invoke(cli.main, [*base, "--set", "run.interval=0.5 ms"])
+    assert got.exit_code == 2 and "run.interval" in got.stderr and "at least 1 ms" in got.stderr
+    same = str(tmp_path / "x")
+    got = CliRunner().invoke(cli.main, [*base, "--set", "run.interval=1 s", "--plot", same, "--json", same])
+    assert got.exit_code == 2 and "the same file" in got.stderr
+
+
+def test_cli_plot_writes_the_png(tmp_path, tpcc, monkeypatch):
+    import sim.run
+
+    monkeypatch.setattr(sim.run, "run", lambda *a, **k: tpcc[1])
+    got = CliRunner().invoke(cli.main, ["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=8",
+                                        "--set", "run.interval=2.5 s", "--plot", str(tmp_path / "t.png")])
+    assert got.exit_code == 0, got.output
+    assert (tmp_path / "t.png").stat().st_size > 10_000 and "timeline drawn in" in got.stdout
+    assert not math.isnan(tpcc[1].timeline[0]["tpm"])
