@@ -309,7 +309,7 @@ def _has_write_cache(profile) -> bool:
 
 def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, profile, src: Source) -> None:
     """A run setting the run never reads would change nothing: refused (a value equal to the default,
-    as `oltpsim settings` lists it, is no change). A batch job reads only run.seed and run.max_time;
+    as `oltpsim settings` lists it, is no change). A batch job reads only run.seed, run.max_time and run.interval;
     run.settle_writer acts only on a DBWR and on a controller's write-back cache."""
     steady = module.Workload.kind == "steady"
     for key in STEADY_RUN_KEYS:
@@ -320,7 +320,7 @@ def _refuse_unused_run_keys(data: dict, spec: ScenarioSpec, module: Any, profile
             raise src.at(key).bad(
                 value, f"no {key} for workload {spec.workload}, a batch job: it runs to its end or run.max_time, "
                 "with no warm-up or batches, so the setting would change nothing; leave it out. The run settings "
-                f"{spec.workload} reads: run.seed, run.max_time")
+                f"{spec.workload} reads: run.seed, run.max_time, run.interval")
         if key == "run.settle_writer" and not _has_dbwr(spec, module.USES) and not _has_write_cache(profile):
             why = ("no database.db_cache: the data is all cached" if "datafiles" in module.USES
                    else f"workload {spec.workload} writes no datafile through DBWR")
