@@ -75,13 +75,13 @@ class RunSpec:
                                 "followed by another warm-up (sim/db/dbwr.py, catch_up; sim/run.py); the same test "
                                 "holds database.log_checkpoint_timeout's writes for a DBWR behind (false: none of "
                                 "this, and they start after the warm-up; sim/db/checkpoint.py)", default=True)
-    interval: float | None = param("a timeline: the figures of every interval this long of the measured time (of a "
-                                   "batch job, all of it), as vmstat 10 and AWR's snapshots show them (sim/timeline.py; "
-                                   "omit: none)", kind="time", default=None, positive=True, minimum=1e-3)
     max_time: float | None = param(
         "cap on simulated time: on the measured time of a steady run (omit: 120 s), on the whole of a batch job "
         "(omit: 30 days, a guard against a job that would never end: a job stops when its work is done)",
         kind="time", default=None, positive=True)
+    interval: float | None = param("a timeline: the figures of every interval this long of the measured time (of a "
+                                   "batch job, all of it), as vmstat 10 and AWR's snapshots show them (sim/timeline.py; "
+                                   "omit: none)", kind="time", default=None, positive=True, minimum=1e-3)
 
     def cap(self, batch: bool) -> float:
         """run.max_time, or its default for the kind of run: a steady run stops at its precision target or

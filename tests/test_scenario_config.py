@@ -573,10 +573,10 @@ def test_a_profile_path_must_name_a_file(tmp_path):
 
 def test_the_run_settings_each_kind_of_run_reads():
     steady = ["run.seed", "run.warmup", "run.batch", "run.min_batches", "run.target_half_width"]
-    assert sc_mod.accepted_run_settings("tpcc") == [*steady, "run.settle_writer", "run.max_time"]
-    assert sc_mod.accepted_run_settings("slob") == [*steady, "run.max_time"]      # no datafiles: no DBWR
+    assert sc_mod.accepted_run_settings("tpcc") == [*steady, "run.settle_writer", "run.max_time", "run.interval"]
+    assert sc_mod.accepted_run_settings("slob") == [*steady, "run.max_time", "run.interval"]   # no DBWR
     for batch in ("rman", "sqlldr", "ctas", "create_index", "calibrate_io"):
-        assert sc_mod.accepted_run_settings(batch) == ["run.seed", "run.max_time"], batch
+        assert sc_mod.accepted_run_settings(batch) == ["run.seed", "run.max_time", "run.interval"], batch
 
 
 def test_a_steady_run_setting_at_its_default_is_no_change_for_a_batch_job():
