@@ -287,8 +287,10 @@ def timeline(r: Result) -> str:
     head = ["t (s)", "TPM" if steady else "done %", "r", "us", "sy", "id", *(["pipe %"] if cmt else []), "IOPS",
             "MB/s", "busiest %b", "top event (avg wait)"]
     every = format_quantity(r.inputs["run.interval"], "time")
-    return (f"Timeline (every {every} of the measured time, as vmstat, iostat and AWR snapshots show it; "
-            "result.timeline_frame() in Python)\n"
+    warm = ("; t up to 0: the warm-up, left out of every figure above" if any(row["warmup"] for row in r.timeline)
+            else "")
+    return (f"Timeline (every {every}, as vmstat, iostat and AWR snapshots show it; result.timeline_frame() in "
+            f"Python{warm})\n"
             + "\n".join(line.rstrip() for line in table(head, rows, "r" * (len(head) - 2) + "ll").split("\n")))
 
 

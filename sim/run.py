@@ -229,14 +229,18 @@ def _warm_up(system: System, result: Result) -> None:
 def _run_steady(system: System, workload, result: Result, progress) -> None:
     env, spec = system.env, system.scenario.spec.run
     max_time = spec.cap(batch=False)
+    timeline = _watch(system, workload)   # (the warm-up's rows too: how the run got to where it is measured)
     _warm_up(system, result)
     checkpoints = system.instance.cached_block_checkpoints
     if checkpoints is not None and checkpoints.timeout is not None:
         result.extra["checkpoint_timeout_held"] = checkpoints.held
+    if timeline is not None:
+        timeline.close()
     system.reset_stats()
     workload.reset_stats()
     start = env.now
-    timeline = _watch(system, workload, result)
+    if timeline is not None:
+        timeline.start()
     batches = BatchMeans(keep=2 * spec.min_batches)
     last = 0
     # the mean response time of each transaction type, by batch (seconds of response, transactions): its interval
@@ -314,7 +318,7 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
     done, max_time = workload.done, spec.cap(batch=True)
     step = min(max_time / 100.0, PROGRESS_STEP)
     exhausted = system.vm.exhausted   # the job's processes (PX servers, channels, sessions) past RAM + swap
-    timeline = _watch(system, workload, result)
+    timeline = _watch(system, workload)
     while not done.triggered and env.now < max_time:
         # Stop at the job's end, not at the next progress step: the elapsed time is the job's.
         tick = env.timeout(min(step, max_time - env.now))
@@ -337,8 +341,8 @@ def _run_batch(system: System, workload, result: Result, progress) -> None:
     _collect(system, result, span)
 
 
-def _watch(system: System, workload, result: Result) -> Timeline | None:
-    """A timeline from now, the measured start, if run.interval asks for one."""
+def _watch(system: System, workload) -> Timeline | None:
+    """A timeline from now, if run.interval asks for one."""
     interval = system.scenario.spec.run.interval
     if interval is None:
         return None

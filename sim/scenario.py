@@ -79,9 +79,10 @@ class RunSpec:
         "cap on simulated time: on the measured time of a steady run (omit: 120 s), on the whole of a batch job "
         "(omit: 30 days, a guard against a job that would never end: a job stops when its work is done)",
         kind="time", default=None, positive=True)
-    interval: float | None = param("a timeline: the figures of every interval this long of the measured time (of a "
-                                   "batch job, all of it), as vmstat 10 and AWR's snapshots show them (sim/timeline.py; "
-                                   "omit: none)", kind="time", default=None, positive=True, minimum=1e-3)
+    interval: float | None = param("a timeline: the figures of every interval this long, as vmstat 10 and AWR's "
+                                   "snapshots show them, a steady run's warm-up flagged at times up to 0, the measured "
+                                   "start (sim/timeline.py; omit: none)", kind="time", default=None, positive=True,
+                                   minimum=1e-3)
 
     def cap(self, batch: bool) -> float:
         """run.max_time, or its default for the kind of run: a steady run stops at its precision target or

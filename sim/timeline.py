@@ -17,26 +17,35 @@ from sim.engine import wake_after
 
 
 class Timeline:
-    """Rows of what changed in each interval of `interval` seconds from start() (the measured start:
-    the counters were reset then), and one for the part-interval at close()."""
+    """Rows of what changed in each interval of `interval` seconds from start(), and one for the part interval at
+    close(). A steady run starts one before its warm-up and again at its measured start, when the counters have
+    been reset: the warm-up's rows are kept, flagged, at times before 0 (the measured start)."""
 
     def __init__(self, system, workload, interval: float):
         self.system, self.workload, self.interval = system, workload, interval
         self.rows: list[dict] = []
         self._callbacks = (self._tick,)
+        self._wake = None
 
     def start(self) -> None:
+        """Intervals from now, the counters' zero; the rows so far (a warm-up's) are flagged and timed from now."""
         env = self.system.env
+        if self._wake is not None:   # (stale: SimPy's loop pops it and calls nothing)
+            self._wake.callbacks = ()
+            for row in self.rows:
+                row["time_s"] -= env.now - self.t0
+                row["warmup"] = True
         self.t0 = env.now
         self._last = self._reading()
         self._next = 1
-        wake_after(env, self.interval, self._callbacks)
+        self._wake = wake_after(env, self.interval, self._callbacks)
 
     def _tick(self, _wake) -> None:
         self._row()
         self._next += 1
         # (from the start, not now + interval: a sum of intervals drifts)
-        wake_after(self.system.env, self.t0 + self._next * self.interval - self.system.env.now, self._callbacks)
+        self._wake = wake_after(self.system.env, self.t0 + self._next * self.interval - self.system.env.now,
+                                self._callbacks)
 
     def close(self) -> None:
         """The last, part interval, up to now (none if an interval ended exactly now)."""
@@ -44,7 +53,7 @@ class Timeline:
             self._row()
 
     def _reading(self) -> dict:
-        """The counters since the measured start, as they stand now (read-only)."""
+        """The counters since their last reset, as they stand now (read-only)."""
         s, w = self.system, self.workload
         busy, sys, issue = s.cpu.areas_now()
         devices = {}
@@ -60,7 +69,7 @@ class Timeline:
         span = now["t"] - last["t"]
         strands = self.system.cpu.cpu_count * span
         busy, sys = now["busy"] - last["busy"], now["sys"] - last["sys"]
-        row = {"time_s": now["t"] - self.t0, "span_s": span}
+        row = {"time_s": now["t"] - self.t0, "span_s": span, "warmup": False}
         if self.workload.kind == "steady":   # completions in the unit of the run's TPM, per minute
             row["tpm"] = 60.0 * (now["done"] - last["done"]) / span
         else:
@@ -131,6 +140,10 @@ def plot(result, path=None, events: int = 5):
     axes[3].set_ylabel("sessions")
     axes[3].legend(loc="upper left", fontsize="small")
     axes[3].set_xlabel("simulated time from the measured start (s)")
+    if frame["warmup"].any():   # (a steady run's: discarded from its figures)
+        for ax in axes:
+            ax.axvspan(t[0], 0.0, color="grey", alpha=0.15, lw=0)
+        axes[0].text(t[0], 0.0, " warm-up", va="bottom", color="grey")
     axes[0].set_title(f"{result.label} ({result.profile}, {result.workload}): every {span[0]:g} s")
     fig.tight_layout()
     if path is not None:
