@@ -96,6 +96,21 @@ def test_rman_channels_waiting_for_a_strand_do_not_share_the_cache():
     assert 1.5 < eight.extra["compressors_mean"] <= 2.0
 
 
+def test_rman_cut_at_max_time_counts_the_compressors_still_at_work():
+    """One channel compressing one 60 MB file (about 3.6 MB/s on a T5220 strand: some 17 s), cut at 5 s and at
+    10 s: between the two cuts the channel compressed alone all the time, so the compressors' area (mean x
+    span) grows by exactly 5 s. The mean used to count only up to the last piece that began or ended: 0 for a
+    job cut inside its first piece, whose report said 'compressing at once (mean) 0.0' beside '1 strand full
+    100%'."""
+    def cut(t):
+        r = run(scenario.load(None, {"run.max_time": f"{t} s", "channels": 1, "datafiles_mb": [60.0]},
+                              profile="t5220", workload="rman"))
+        assert r.status == "timeout" and r.extra["pieces"] == 1
+        return r.extra["compressors_mean"] * t
+
+    assert cut(10) - cut(5) == pytest.approx(5.0, rel=1e-6)
+
+
 @pytest.mark.parametrize("compressed", [True, False])
 def test_rman_channels_compressing_together_stall_longer_per_instruction(compressed):
     """Four channels compressing at once on four cores of the T5220 (no pipeline shared) run at the CPI of

@@ -240,9 +240,11 @@ class Workload(BatchWorkload):
         yield from session.control_file_transaction(CF_WRITES_PER_PIECE, CONTROL_FILE_WRITE, CONTROL_FILE_COPIES)
 
     def report(self, span: float) -> dict:
+        # a job cut at run.max_time has compressors still at work: count them up to the cut
+        area = self._sharing_area + (self.env.now - self._sharing_since) * min(self.compressing, self.strands)
         return {**super().report(span), "channels": self.params.channels, "channels_used": self.channels_used,
                 "pieces": self.pieces,
                 "work_items": len(self.items), "items_done": self.done_items,
                 "largest_channel_mb": max(self.per_channel_mb, default=0.0),
                 # compressors on strands at once, over the job (each has 1/k of its socket's LLC: _sharers)
-                "compressors_mean": self._sharing_area / span if span > 0 else 0.0}
+                "compressors_mean": area / span if span > 0 else 0.0}
