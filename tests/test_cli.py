@@ -122,6 +122,18 @@ def test_the_listings_give_each_profiles_cpus_and_each_workloads_parameters():
     assert ["users", "(omit)"] not in params and params and params[0][0] == "users", params
 
 
+def test_the_workloads_listing_gives_each_workload_a_whole_sentence():
+    """`workloads` heads each workload with its module docstring's first line: where that line was the start of
+    a sentence running on (create_index: '... consumers sort their key range and'), the listing cut it off mid-
+    sentence. Every heading ends with a full stop."""
+    import workloads as wl
+
+    listed = CliRunner().invoke(cli.main, ["workloads"]).stdout.splitlines()
+    heads = [line for line in listed if not line.startswith(" ")]
+    assert [h.split(":")[0] for h in heads] == list(wl.names())
+    assert [h for h in heads if not h.endswith(".")] == []
+
+
 def test_the_experiments_listing_marks_the_quick_ones(monkeypatch):
     """`experiments`: each experiment's id, rows and title, 'quick' before the title of one with quick: true
     (what --quick runs: tseries.oltp_users) and blanks before another's (itanium.tpcc)."""

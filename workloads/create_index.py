@@ -1,5 +1,7 @@
-"""CREATE INDEX in parallel: producers scan the table, consumers sort their key range and
-build their piece of the index; the query coordinator stitches the pieces.
+"""CREATE INDEX in parallel: producers scan the table, consumers sort and build the index.
+
+Each consumer sorts its key range and builds its piece of the index; the query coordinator stitches
+the pieces.
 
 The paper's statement: `create unique index icust2 on cust (c_last, c_w_id, c_d_id, c_first,
 c_id) ... compute statistics` on a 2 GB customer table (T-series paper, Parallel Index

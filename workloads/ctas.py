@@ -1,5 +1,7 @@
-"""CREATE TABLE ... AS SELECT in parallel, nologging: producers scan the source table, consumers
-format blocks and write them by direct path (no redo, no buffer cache).
+"""CREATE TABLE ... AS SELECT in parallel, nologging: producers scan, consumers write by direct path.
+
+The producers scan the source table; the consumers format blocks and write them by direct path (no
+redo, no buffer cache).
 
 Producers read their granules with direct-path multiblock reads (db_file_multiblock_read_count
 = 128 x 8 KB, the 11g default). Under parallel_degree_policy=auto, In-Memory PX (T-series
