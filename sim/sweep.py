@@ -379,6 +379,7 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     _check_arguments(vary, points, replications)
     raw, source = read_mapping(scenario, "sweep")
     base = apply_overrides(raw, overrides or {})
+    given_points = points
     if isinstance(points, (str, Path)):
         points = read_points(points)
     pts = points if points is not None else grid(vary or {})
@@ -404,7 +405,9 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
         raise blame_given(exc, raw, overrides or {}) from None
     if scheduler and kind_of(executor, scheduler) == "dask":   # (one unreachable had left a folder behind)
         check_scheduler(scheduler)
-    out = make_folder("--out", out if out is not None else default_out(scenario))
+    out = Path(out if out is not None else default_out(scenario))
+    check_inputs_outside(out, scenario, given_points)
+    out = make_folder("--out", out)
     (out / "sweep.json").write_text(json.dumps({"scenario": base, "source": source, "vary": vary, "points": points,
                                                 "replications": replications, "runs": len(runs)},
                                                indent=2, default=_json_default))
@@ -447,6 +450,22 @@ def sweep(scenario: str | Path | dict, vary: dict[str, list] | None = None,
     result = SweepResult(out, table, varied, computed=computed, reused=reused, executor=ex.description)
     result.files = write_tables(result)
     return result
+
+
+# what a sweep writes in its folder (the command's plot beside them is a PNG, never an input)
+OUTPUTS = ("sweep.json", "points.jsonl", "results.csv", "results.parquet", "summary.csv")
+
+
+def check_inputs_outside(out: Path, *inputs) -> None:
+    """An input file (the scenario, the points) that is one the sweep writes would be replaced by it: a points
+    file kept as the folder's summary.csv was overwritten with the summary, and the sweep's record of what it
+    ran with it."""
+    for given in inputs:
+        if isinstance(given, (str, Path)) and Path(given).is_file():
+            for name in OUTPUTS:
+                if (out / name).exists() and os.path.samefile(given, out / name):
+                    raise OltpsimError(f"{given}: the sweep writes {out / name}, so it would replace this input file; "
+                                       "expected an input outside --out, or another name")
 
 
 def _placed(run: Run, record: dict) -> dict:

@@ -307,6 +307,24 @@ def test_one_scenario_written_two_ways_is_refused_before_anything_runs(tmp_path)
     assert not out.exists()
 
 
+def test_an_input_file_the_sweep_would_write_over_is_refused_before_anything_runs(tmp_path):
+    """A points file kept in the sweep's folder under a name the sweep writes (summary.csv) was replaced by the
+    summary once the runs were done, and with it the record of what was run; a scenario file likewise. Both
+    are refused before any run, the file left as it was; the same file outside the folder runs."""
+    out = tmp_path / "out"
+    out.mkdir()
+    points = out / "summary.csv"
+    points.write_text("users\n2\n")
+    with pytest.raises(OltpsimError, match=r"summary\.csv: the sweep writes .*summary\.csv, so it would replace this "
+                                           r"input file"):
+        sw.sweep(BASE, points=points, out=out, executor="serial", progress=False)
+    scenario = out / "sweep.json"
+    scenario.write_text(json.dumps(BASE))
+    with pytest.raises(OltpsimError, match=r"sweep\.json: the sweep writes"):
+        sw.sweep(scenario, vary={"users": [2]}, out=out, executor="serial", progress=False)
+    assert points.read_text() == "users\n2\n" and sorted(p.name for p in out.iterdir()) == ["summary.csv", "sweep.json"]
+
+
 def test_a_fixed_setting_the_sweep_also_varies_is_refused(tmp_path):
     # --set users=4 beside --vary users=2,8 was dropped at every point without a word
     out = tmp_path / "out"
