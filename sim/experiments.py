@@ -200,6 +200,11 @@ def _is_file_name(i: str) -> bool:
     return Path(i).suffix.lower() in (".yaml", ".yml") or "/" in i or os.sep in i
 
 
+# the file each experiment of the user's own came from, by id: a figure its runs lack, found only once they ran,
+# is blamed on the file (it named 'experiment ID', which the user finds in no file name)
+_FILES: dict[str, Path] = {}
+
+
 def _open_experiment(i: str) -> ExperimentSpec:
     """An experiment of the user's own (their measurements beside the model), by the path of its YAML."""
     path = Path(i)
@@ -214,6 +219,7 @@ def _open_experiment(i: str) -> ExperimentSpec:
     for i, row in enumerate(exp.rows):   # a bad setting was blamed on 'experiment ID [label]', not on the file
         where = f"{path}: rows[{i}] ({row.label})"
         scenario_mod.resolve(row_scenario_data(exp, row, where), where)
+    _FILES[exp.id] = path
     return exp
 
 
@@ -384,7 +390,8 @@ def _check_figures(exp: ExperimentSpec, results: dict[tuple[str, str], list[Resu
     named += [(f"predict[{i}]", name) for i, name in enumerate(exp.predict)]
     for key, name in named:
         if name not in names:
-            raise OltpsimError(f"experiment {exp.id}: {key}: got {name!r}{suggest(name, names)}; expected a figure "
+            where = f"{_FILES[exp.id]} (experiment {exp.id})" if exp.id in _FILES else f"experiment {exp.id}"
+            raise OltpsimError(f"{where}: {key}: got {name!r}{suggest(name, names)}; expected a figure "
                                f"its {'/'.join(dict.fromkeys(r.workload for r in ran))} runs have: {', '.join(names)}")
 
 
