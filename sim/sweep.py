@@ -72,6 +72,9 @@ def parse_vary(items: Iterable[str]) -> dict[str, list]:
                                f"database.db_cache='1 GB','2 GB'")
         if key in out:
             raise OltpsimError(f"--vary {key}: given twice; list all its values in one --vary")
+        if text.startswith("{") and "," in text:   # its commas split it: '{new_order: 1' was refused as no mapping
+            raise OltpsimError(f"--vary {item!r}: the commas of a mapping split it into values; expected the values "
+                               f"as a YAML list, e.g. {key}=[{{new_order: 1, payment: 1}}, {{new_order: 1}}]")
         values = parse_scalar(text) if text.startswith("[") else [parse_scalar(v.strip()) for v in text.split(",")]
         if text.startswith("[") and not isinstance(values, list):   # '[8, 16' : a YAML list not closed
             raise OltpsimError(f"--vary {item!r}: got {text!r}; expected a YAML list such as [8, 16, 32], or "

@@ -374,6 +374,17 @@ def test_vary_options_and_point_files_parse_as_people_write_them(tmp_path):
     assert len({r.key for r in runs}) == 4
 
 
+def test_a_mapping_varied_is_a_yaml_list_and_its_commas_are_not_cut():
+    """--vary 'mix={new_order: 1, payment: 1}' was cut at its comma into '{new_order: 1' and ' payment: 1}', and
+    refused as 'expected a mapping' with no word of the form that works: a YAML list of mappings."""
+    with pytest.raises(OltpsimError, match=r"the commas of a mapping split it.*expected the values as a YAML list, "
+                                           r"e\.g\. mix=\[\{"):
+        sw.parse_vary(["mix={new_order: 1, payment: 1}"])
+    assert sw.parse_vary(["mix=[{new_order: 1, payment: 1}, {new_order: 1}]"]) == {
+        "mix": [{"new_order": 1, "payment": 1}, {"new_order": 1}]}
+    assert sw.parse_vary(["mix={new_order: 1}"]) == {"mix": [{"new_order": 1}]}   # one mapping, no comma: one value
+
+
 def test_a_setting_names_one_key_path_for_overrides_and_sweep_blame():
     """--set, --vary and points files read a key one way (sim/scenario.py setting_path): a plain key
     is a workload parameter, the scenario's own keys and dotted paths stay as written."""
