@@ -388,11 +388,25 @@ def _check_figures(exp: ExperimentSpec, results: dict[tuple[str, str], list[Resu
     names += [k for k in dict.fromkeys(k for r in ran for k in r.extra)]   # (a row may run another workload)
     named = [(f"metrics.{k}.result", m.result) for k, m in exp.metrics.items()]
     named += [(f"predict[{i}]", name) for i, name in enumerate(exp.predict)]
+    where = f"{_FILES[exp.id]} (experiment {exp.id})" if exp.id in _FILES else f"experiment {exp.id}"
     for key, name in named:
         if name not in names:
-            where = f"{_FILES[exp.id]} (experiment {exp.id})" if exp.id in _FILES else f"experiment {exp.id}"
             raise OltpsimError(f"{where}: {key}: got {name!r}{suggest(name, names)}; expected a figure "
                                f"its {'/'.join(dict.fromkeys(r.workload for r in ran))} runs have: {', '.join(names)}")
+    # a mapping or a list (response, devices, top_events) or a text under a numeric tolerance: the scoring subtracted
+    # it from the published number, or printed it as numbers, after every row had run: a TypeError, a traceback
+    checked = [(f"metrics.{k}.result", m.result, m.rule()[0] == "equal") for k, m in exp.metrics.items()]
+    checked += [(f"predict[{i}]", name, True) for i, name in enumerate(exp.predict)]   # a text prints as given
+    for key, name, text_ok in checked:
+        for r in ran:
+            v = r.metric(name)
+            if name == "cpu" or v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) \
+                    or (isinstance(v, str) and text_ok):
+                continue
+            shown = f"a {type(v).__name__}" if isinstance(v, (dict, list)) else f"the text {v!r}"
+            raise OltpsimError(f"{where}: {key}: {name} is {shown} in the run of {r.label}, not a number; expected a "
+                               "figure that is one number (as tpm, elapsed or a number of extra: "
+                               "commits_per_log_write), or a text such as status under tolerance: equal")
 
 
 def score(exp: ExperimentSpec, results: dict[tuple[str, str], list[Result]]) -> list[Figure]:

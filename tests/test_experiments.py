@@ -333,6 +333,26 @@ def test_a_figure_the_runs_do_not_have_is_refused_with_the_ones_they_have(tmp_pa
         ex.score(exps[0], ex.run_experiments(exps, jobs=1))
 
 
+@pytest.mark.parametrize("result, predict, shown", [
+    ("response", None, "a dict"),            # rt by type: a mapping
+    ("status", None, "the text 'ok'"),       # a text under a 10% tolerance (status is compared under equal)
+    ("tpm", "top_events", "a list"),         # a prediction of a list of events
+])
+def test_a_figure_that_is_no_number_is_refused_not_subtracted(tmp_path, result, predict, shown):
+    """A metric on a figure the runs have but that is no number (the response times by type, the outcome under a
+    10% tolerance) was subtracted from the published number once every row had run: a TypeError, a traceback,
+    exit 1; a predicted list was printed as numbers, the same. Refused as bad input, naming the file and the key;
+    a text prediction (redo_device) still prints as given."""
+    bad = tmp_path / "bad.yaml"
+    text = _my_table(1000, 1000).replace("result: tpm", f"result: {result}")
+    bad.write_text(text.replace("claims:", f"predict: [{predict}]\nclaims:") if predict else text)
+    exps = ex.select([str(bad)])
+    key = r"predict\[0\]" if predict else r"metrics\.tpm\.result"
+    with pytest.raises(OltpsimError, match=rf"^\S*bad\.yaml \(experiment mine\.t5220_users\): {key}: "
+                                           rf"{predict or result} is {shown} in the run of .*, not a number"):
+        ex.score(exps[0], ex.run_experiments(exps, jobs=1))
+
+
 def test_an_experiment_without_rows_is_refused(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
