@@ -82,6 +82,11 @@ class ClaimSpec:
                     raise src.at("series").bad(label, "the label of a row: " + ", ".join(published))
                 if published[label] and metric not in published[label]:
                     raise src.at("metric").bad(metric, f"a metric published for row {label!r}")
+                value = published[label].get(metric)
+                if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                    # (a list, cpu's [idle, usr, sys], or a text outcome: never judged, printed 'withheld', 'n/a')
+                    raise src.at("metric").bad(metric, f"a metric of single numbers: a claim compares them, and row "
+                                                       f"{label!r} publishes {value!r}")
 
 
 def holds(kind: str, series: list[list[float | None]], tolerance: float = 0.0) -> bool | None:

@@ -353,6 +353,23 @@ def test_a_figure_that_is_no_number_is_refused_not_subtracted(tmp_path, result, 
         ex.score(exps[0], ex.run_experiments(exps, jobs=1))
 
 
+@pytest.mark.parametrize("metric, published, shown", [
+    ("cpu", "cpu: [87, 11, 2]", r"\[87, 11, 2\]"),   # vmstat's three columns
+    ("outcome", "outcome: ok", "'ok'"),                # a text outcome
+])
+def test_a_claim_on_a_metric_that_is_no_single_number_is_refused(tmp_path, metric, published, shown):
+    """A shape claim on cpu (a list) or on an outcome (a text) was never judged: the scoreboard printed it
+    'withheld' (though the rows publish it) and 'n/a', with no word of why. Refused when the file is read."""
+    text = _my_table(1000, 1000).replace("published: {tpm: 1000}", f"published: {{tpm: 1000, {published}}}")
+    text = text.replace("metrics:\n", "metrics:\n  cpu: {result: cpu, tolerance: 5 points}\n"
+                                       "  outcome: {result: status, tolerance: equal}\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace('points: ["4", "8"]}', f'points: ["4", "8"], metric: {metric}}}'))
+    with pytest.raises(OltpsimError, match=rf"bad\.yaml: claims\[0\]\.metric: got '{metric}'; expected a metric of "
+                                           rf"single numbers: a claim compares them, and row '4 users' publishes {shown}"):
+        ex.select([str(bad)])
+
+
 def test_an_experiment_without_rows_is_refused(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(_my_table(1, 1).split("claims:")[0] + "rows: []\n")
