@@ -226,7 +226,7 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
     if not exps:   # (only --quick leaves none: select refuses an id or file that names nothing)
         raise OltpsimError(f"--quick: none of {', '.join(ids) or 'the experiments'} is in the quick subset; expected "
                            "an experiment with quick: true, or rows with quick: true (or leave out --quick)")
-    _check_output_file("--json", json_file, tuple(ids))
+    _check_output_file("--json", json_file, (*ids, *_profile_files(exps)))
     if plot_dir:
         make_folder("--plot", plot_dir)
     results = ex.run_experiments(exps, jobs=jobs or os.cpu_count() or 1, progress=sys.stderr.isatty(), seeds=seeds)
@@ -241,6 +241,12 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
         for e in exps:
             path = ex.plot(e, figures, Path(plot_dir) / f"{e.id}.png")
             click.echo(f"plot: {path}")
+
+
+def _profile_files(exps) -> list[str]:
+    """The profile YAMLs of one's own that experiments name (their scenario's, a row's): files reproduce reads."""
+    named = [e.scenario.get("profile") for e in exps] + [r.set.get("profile") for e in exps for r in e.rows]
+    return [p for p in named if isinstance(p, str) and os.path.isfile(p)]
 
 
 @main.command()
@@ -284,8 +290,9 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     _check_plot(plot_x, by, varied)
     if metric is not None:
         _check_metric(metric)
-    res = sw.sweep(scenario, vary, points, replications, overrides=fixed,
-                   out=out or sw.default_out(scenario_file or f"{profile}-{workload}"), executor=kind,
+    out = Path(out or sw.default_out(scenario_file or f"{profile}-{workload}"))
+    sw.check_inputs_outside(out, scenario_file, points_file)   # (the points are read here: sweep() sees a list)
+    res = sw.sweep(scenario, vary, points, replications, overrides=fixed, out=out, executor=kind,
                    workers=dask_local or jobs, scheduler=scheduler)
     click.echo(f"{len(res.table)} runs on {res.executor}: {res.computed} simulated now, {res.reused} found "
                f"finished in {res.out / 'points.jsonl'}", err=True)

@@ -330,3 +330,31 @@ def test_a_points_setting_prints_as_given_a_whole_float_as_a_whole_number_and_no
     '—'; a whole number that a column with an empty cell made a float (8.0) prints 8; others as they are."""
     assert [cli._point_value(v) for v in (None, float("nan"), 8.0, 0.5, 8, "2 GB")] == ["—", "—", 8, 0.5, 8, "2 GB"]
     assert type(cli._point_value(8.0)) is int
+
+
+def test_reproduce_refuses_json_onto_a_profile_its_experiment_reads(monkeypatch, tmp_path):
+    """An experiment of one's own names a profile YAML beside it: `reproduce --json` onto that profile had replaced
+    it with the scoreboard, after every row ran. Refused before any row runs, the profile untouched."""
+    from sim import experiments as ex
+    from tests.test_experiments import _my_table
+
+    profile = tmp_path / "my-t5220.yaml"
+    profile.write_text((cli.Path(__file__).resolve().parents[1] / "hardware_profiles" / "t5220.yaml").read_text())
+    before = profile.read_text()
+    (tmp_path / "mine.yaml").write_text(_my_table(1000, 1000).replace("profile: t5220", "profile: my-t5220.yaml"))
+    (exp,) = ex.select([str(tmp_path / "mine.yaml")])
+    assert exp.scenario["profile"] == str(profile)   # (the file's relative path, made the one beside it)
+    monkeypatch.setattr(ex, "run_experiments", lambda *a, **k: pytest.fail("ran"))
+    got = CliRunner().invoke(cli.main, ["reproduce", str(tmp_path / "mine.yaml"), "--json", str(profile)])
+    assert got.exit_code == 2 and "that is the input file" in got.stderr and profile.read_text() == before
+
+
+def test_sweep_refuses_a_points_file_its_folder_would_replace(monkeypatch, tmp_path):
+    """--points out/summary.csv: the command reads the points itself, so sweep() saw a list and the file was replaced
+    by the sweep's summary. Refused before any run, the file untouched."""
+    points = tmp_path / "summary.csv"
+    points.write_text("users\n8\n16\n")
+    _serial_sweep(monkeypatch, lambda *a: pytest.fail("ran"))
+    got = CliRunner().invoke(cli.main, ["sweep", *TPCC[:4], "--points", str(points), "--out", str(tmp_path)])
+    assert got.exit_code == 2 and "would replace this input file" in got.stderr
+    assert points.read_text() == "users\n8\n16\n"
