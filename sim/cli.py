@@ -89,8 +89,9 @@ def _scenario_source(fn):
 def run(scenario_file, profile, workload, sets, seed, json_file, plot_file, brief):
     """Simulate one scenario and print what the system would show.
 
-    Exits 1 when the run gives no figures (out of memory, error), 2 on bad input. --seed N and
-    --set run.seed=N are the same setting: giving both with different seeds is bad input."""
+    Exits 1 when the run gives no figures (out of memory, error) or a batch job is cut at run.max_time
+    before its end, 2 on bad input. --seed N and --set run.seed=N are the same setting: giving both with
+    different seeds is bad input."""
     from sim import report, scenario
     from sim.run import run as run_scenario
 
