@@ -197,14 +197,50 @@ def test_defaults_scale_with_concurrent_parallel_users_and_given_limits_stay():
 
 def test_the_default_parallel_max_servers_stops_at_the_largest_value_oracle_takes():
     """11.2 takes parallel_max_servers from 0 to 3600 (Oracle 11.2 Reference): the formula's 10 x cpu_count stops
-    there (cpu_count 100,000 had derived a million servers), the target with it. A value given stays as given (a
-    what-if past the documented range)."""
+    there (cpu_count 100,000 had derived a million servers), the target with it. A value given stays as given (one
+    past that range is refused by the loader: test_parallel_max_servers_past_oracles_range_is_refused)."""
     assert px.parameters(px.ParallelSpec(), 360)["parallel_max_servers"] == 3600     # the formula's own value
     p = px.parameters(px.ParallelSpec(), 361)
     assert (p["parallel_max_servers"], p["parallel_servers_target"]) == (3600, 2888)
     huge = px.parameters(px.ParallelSpec(), 100_000)
     assert (huge["parallel_max_servers"], huge["parallel_servers_target"]) == (3600, 3600)
-    assert px.parameters(px.ParallelSpec(parallel_max_servers=5000), 1000)["parallel_max_servers"] == 5000
+    assert px.parameters(px.ParallelSpec(parallel_max_servers=3000), 1000)["parallel_max_servers"] == 3000
+
+
+def test_parallel_max_servers_past_oracles_range_is_refused():
+    """PARALLEL_MAX_SERVERS takes 0 to 3600 in 11.2 (Oracle 11.2 Reference), and PARALLEL_MIN_SERVERS no more than
+    it: 3600 is the last value either takes. 3601 ran before (5,000 servers on a 64-strand T5220)."""
+    from sim.config import ConfigError
+    assert _system(parallel_max_servers=3600).instance.px.params["parallel_max_servers"] == 3600
+    for key in ("parallel_max_servers", "parallel_min_servers"):
+        with pytest.raises(ConfigError) as info:
+            _system(**{key: 3601, "parallel_max_servers": 3600} if key == "parallel_min_servers" else {key: 3601})
+        assert info.value.path == f"database.parallel.{key}" and info.value.problem == "got 3601; expected at most 3600"
+    assert _system(parallel_min_servers=3600, parallel_max_servers=3600).instance.px.started == 3600
+
+
+def test_concurrent_parallel_users_is_one_of_the_factors_oracle_derives():
+    """concurrent_parallel_users is 1 (manual memory), 2 (PGA_AGGREGATE_TARGET) or 4 (MEMORY_TARGET or SGA_TARGET)
+    in the 11.2 Reference's formula for PARALLEL_MAX_SERVERS; 3 stood for no configuration and was taken (a 960-server
+    default on the T5220)."""
+    from sim.config import ConfigError
+    for users in (1, 2, 4):   # 10 x 64 strands x users, under 3600
+        assert _system(concurrent_parallel_users=users).instance.px.params["parallel_max_servers"] == 640 * users
+    with pytest.raises(ConfigError) as info:
+        _system(concurrent_parallel_users=3)
+    assert info.value.path == "database.parallel.concurrent_parallel_users"
+    assert info.value.problem == "got 3; expected one of 1, 2, 4"
+
+
+def test_a_servers_target_above_max_servers_acts_as_max_servers():
+    """Oracle documents PARALLEL_SERVERS_TARGET's range as 0 to PARALLEL_MAX_SERVERS; a larger one is taken and acts
+    as parallel_max_servers (no statement may hold more servers than that), as the param's doc says: above a given
+    maximum and above the T5220's derived 640 alike."""
+    assert _system(parallel_servers_target=3000, parallel_max_servers=20).instance.px.params[
+        "parallel_servers_target"] == 20
+    assert _system(parallel_servers_target=3000).instance.px.params["parallel_servers_target"] == 640
+    assert "above parallel_max_servers" in px.ParallelSpec.__dataclass_fields__["parallel_servers_target"].metadata[
+        "doc"]
 
 
 def test_min_servers_above_max_servers_is_refused_naming_both():

@@ -54,19 +54,31 @@ MAX_SERVERS_LIMIT = 3600   # the largest parallel_max_servers 11.2 takes (Oracle
 @dataclass(frozen=True, kw_only=True)
 class ParallelSpec:
     parallel_threads_per_cpu: int = param("parallel_threads_per_cpu", default=2, minimum=1)
-    concurrent_parallel_users: int = param("concurrent_parallel_users of the defaults' formulas (1: no "
-                                           "automatic memory management)", default=1, minimum=1)
+    # no parameter but the defaults' factor for the memory management in use: 1 with none automatic, 2 with
+    # PGA_AGGREGATE_TARGET, 4 with MEMORY_TARGET or SGA_TARGET (Oracle 11.2 Reference, PARALLEL_MAX_SERVERS); any
+    # other value stands for no configuration Oracle has
+    concurrent_parallel_users: Literal[1, 2, 4] = param("concurrent_parallel_users of the defaults' formulas (1: no "
+                                                        "automatic memory management, 2: PGA_AGGREGATE_TARGET, 4: "
+                                                        "MEMORY_TARGET or SGA_TARGET)", default=1)
+    # Oracle 11.2 Reference: PARALLEL_MAX_SERVERS "Range of values: 0 to 3600"
     parallel_max_servers: int | None = param("parallel_max_servers (omit: the cpu_count default)",
-                                             default=None, minimum=0)
-    parallel_servers_target: int | None = param("parallel_servers_target (omit: the cpu_count default)",
-                                                default=None, minimum=0)
+                                             default=None, minimum=0, maximum=MAX_SERVERS_LIMIT)
+    # Oracle 11.2 Reference: PARALLEL_SERVERS_TARGET "Range of values: 0 to PARALLEL_MAX_SERVERS"; a larger value
+    # is taken as parallel_max_servers (parameters()): no statement may hold more servers than that anyway
+    parallel_servers_target: int | None = param("parallel_servers_target (omit: the cpu_count default; above "
+                                                "parallel_max_servers, as given or derived, it acts as "
+                                                "parallel_max_servers)", default=None, minimum=0)
     parallel_degree_policy: Literal["manual", "limited", "auto"] = param("parallel_degree_policy",
                                                                          default="manual")
     parallel_degree_limit: int | None = param("parallel_degree_limit (omit: CPU)", default=None, minimum=1)
     parallel_min_time_threshold: float = param("parallel_min_time_threshold: auto DOP leaves shorter "
                                                "statements serial and aims at about this long a run per server",
                                                kind="time", default="10 s", positive=True)
-    parallel_min_servers: int = param("parallel_min_servers: started with the instance", default=0, minimum=0)
+    # Oracle 11.2 Reference: PARALLEL_MIN_SERVERS "Range of values: 0 to value of PARALLEL_MAX_SERVERS" (ORA-12851
+    # refuses a larger one; check() where parallel_max_servers is given, the pool clamps to a derived one)
+    parallel_min_servers: int = param("parallel_min_servers: started with the instance (at most parallel_max_servers: "
+                                      "above a derived one, that many are started)", default=0, minimum=0,
+                                      maximum=MAX_SERVERS_LIMIT)
 
 
 def parameters(spec: ParallelSpec, cpu_count: int) -> dict[str, int]:
