@@ -22,7 +22,7 @@ import workloads
 from sim import units
 from sim.config import (ConfigError, OltpsimError, Source, build, declared, dotted, get_path, param, parse_scalar,
                         read_yaml, replace_path, suggest, what_it_is)
-from sim.db.instance import DatabaseSpec, check_devices
+from sim.db.instance import DatabaseSpec, check_all_cached_sga, check_devices
 from sim.db.px import ParallelSpec
 from sim.hardware.profile import HardwareProfile, load_profile
 from sim.os.filesystem import PATHS
@@ -209,6 +209,9 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     check = getattr(module, "check_scenario", None)
     if check is not None:
         check(spec, profile, params, src)
+    all_cached = getattr(module, "all_cached", None)
+    if all_cached is not None and spec.database.db_cache is None:
+        check_all_cached_sga(spec.database, *all_cached(spec, params), src)
     return Scenario(spec=spec, profile=profile, params=params, source=source)
 
 

@@ -1045,3 +1045,34 @@ def test_profile_show_yaml_prints_the_file_a_profile_of_ones_own_is_written_as(t
     mine.write_text(out.stdout)
     sc = scenario_mod.load(None, {"users": "8"}, profile=str(mine), workload="tpcc")
     assert sc.profile.storage.disk_groups["data"].count == 36
+
+
+@pytest.mark.parametrize("workload, sets, what", [
+    ("slob", {"sessions": "4", "schema_size": "100 GB"}, "(params.schema_size), 100.00 GB"),
+    ("ctas", {"database.parallel.parallel_degree_policy": "auto"}, "(params.table_size, scanned in memory), 10.00 GB")])
+def test_32_bit_oracle_refuses_a_whole_database_cached_past_its_address_space(workload, sets, what):
+    """Without database.db_cache SLOB's SGA path and an in-memory CTAS scan fill the buffer cache with their schema
+    or table (Instance.attach_database), under 32-bit Oracle an SGA far past its 3.75 GB: both ran (a 100 GB SGA on
+    the 64 GB T5220). Refused at database.db_cache, the setting that would bound it; a direct-path read or scan fills
+    none of the cache and is taken."""
+    bits32 = {"os.bits": "32", "database.oracle_bits": "32"}
+    _refused("database.db_cache", f"omitted, so the buffer cache holds the whole database {what}",
+             "within the 3.75 GB that 32-bit Oracle can map: give database.db_cache, or use oracle_bits: 64",
+             workload=workload, **bits32, **sets)
+    direct = {"read_path": "direct"} if workload == "slob" else {"in_memory": "false"}
+    scenario_mod.load(None, {**bits32, **sets, **direct}, profile="t5220", workload=workload)
+
+
+def test_cli_exits_2_on_an_sga_past_32_bit_oracle_or_servers_past_oracles_range():
+    """The two limits of this round, refused by `run` with exit 2 and the message, before anything runs: tpcc's
+    200 warehouses cached whole under 32-bit Oracle, and 3,601 PX servers (the 11.2 Reference's range ends at 3,600;
+    both ran before)."""
+    cases = [(("--profile", "ue10000", "--workload", "tpcc", "--set", "users=12", "--set", "warehouses=200", "--set",
+               "os.bits=32", "--set", "database.oracle_bits=32", "--set", "hardware.memory.size=64 GB"),
+              "database.db_cache: omitted, so the buffer cache holds the whole database (params.warehouses: 200 "
+              "warehouses of 85 MB), 16.60 GB"),
+             (("--profile", "t5220", "--workload", "ctas", "--set", "database.parallel.parallel_max_servers=3601"),
+              "database.parallel.parallel_max_servers: got 3601; expected at most 3600")]
+    for args, fragment in cases:
+        out = _cli("run", *args)
+        assert out.returncode == 2 and fragment in out.stderr and not out.stdout, (args, out.stdout, out.stderr)

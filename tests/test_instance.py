@@ -47,10 +47,33 @@ def test_32_bit_oracle_maps_an_sga_up_to_4_gb_less_256_mb():
     with pytest.raises(ConfigError, match="within"):
         _load(**bits32, **{"database.db_cache": f"{limit_mb - 40:g} MB", "database.shared_pool": "41 MB"})
     _load(**{"database.db_cache": f"{limit_mb:g} MB"})                             # 64-bit: no such limit
-    _load(**bits32)                                                                # no cache given: the pools alone
-    _load(**bits32, **{"database.shared_pool": f"{limit_mb:g} MB"})
+    _load(**bits32)                          # no cache given: the pools and the database, 1 warehouse of 85 MB
     with pytest.raises(ConfigError, match=r"database\.shared_pool: got '3\.75 GB'; expected an SGA \(shared pool = 3\.75 GB\)"):
         _load(**bits32, **{"database.shared_pool": f"{limit_mb + 1:g} MB"})   # (accepted before: 5 GB ran)
+
+
+def test_32_bit_oracle_without_a_buffer_cache_size_maps_the_whole_database():
+    """Without database.db_cache the buffer cache holds the workload's whole database (Instance.sga_size), so under
+    32-bit Oracle the database and the shared pool must fit the 3.75 GB too (the 32 MB shared pool alone was
+    checked: 200 warehouses, a 16.6 GB SGA, were taken and ran where memory allowed). tpcc's database is 85 MB a
+    warehouse: 44 (3,740 MB) and the 32 MB pool fit the 3,840 MB, 45 (3,825 MB) do not; with one warehouse the
+    shared pool may take all the rest, to the MB."""
+    bits32 = {"os.bits": 32, "database.oracle_bits": 32}
+    limit_mb = inst_mod.SGA_LIMIT_32 / MB
+    assert limit_mb == 3840 and inst_mod.SGA_LIMIT_32 // (85 * MB) == 45   # 45 x 85 MB = 3,825 MB: with the pool, over
+    _load(**bits32, warehouses=44)
+    with pytest.raises(ConfigError) as info:
+        _load(**bits32, warehouses=45)
+    assert info.value.path == "database.db_cache" and info.value.problem == (
+        "omitted, so the buffer cache holds the whole database (params.warehouses: 45 warehouses of 85 MB), 3.74 GB; "
+        "expected an SGA (database + shared pool = 3.77 GB) within the 3.75 GB that 32-bit Oracle can map: give "
+        "database.db_cache, or use oracle_bits: 64")
+    _load(**bits32, **{"database.shared_pool": f"{limit_mb - 85:g} MB"})          # users 8: 1 warehouse
+    with pytest.raises(ConfigError, match=r"^<command line>: database\.db_cache: omitted, .*\(params\.users / 10: 1 "
+                                          r"warehouse of 85 MB\), 0\.08 GB; expected an SGA \(database \+ shared pool = 3\.75 GB\)"):
+        _load(**bits32, **{"database.shared_pool": f"{limit_mb - 84:g} MB"})
+    _load(warehouses=45)                                                            # 64-bit: no such limit
+    _load(**bits32, warehouses=45, **{"database.db_cache": "1 GB"})                 # a cache size: the cache is the SGA
 
 
 def test_redo_and_control_files_go_with_the_datafiles_unless_placed():

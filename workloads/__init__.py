@@ -6,7 +6,9 @@ the System) and `USES`, the parts of the instance it drives (sim/scenario.py INS
 a setting of a part it does not drive is refused, as it would change nothing). It may define
 `idle(params)`, the parts of USES those parameters leave idle, each with the parameter that
 says so (sqlldr's direct: true commits nothing): their settings are refused too, naming it;
-and `check_scenario(spec, profile, params, src)`, its checks that need the whole scenario.
+`check_scenario(spec, profile, params, src)`, its checks that need the whole scenario; and, if its data
+fills the buffer cache, `all_cached(spec, params)`: the bytes the cache holds without database.db_cache
+(the whole database) and what sets them, which the 32-bit SGA limit is checked against (sim/db/instance.py).
 The registry maps the names people type to modules, imported only when used.
 """
 

@@ -73,17 +73,27 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             "cache, no block from storage, so it would change nothing (leave it out, or in_memory: false)")
 
 
+def in_memory(db, params: Params) -> bool:
+    """Whether the scan reads the buffer cache: as given, else In-Memory PX (auto DOP, the table fits the cache)."""
+    if params.in_memory is not None:
+        return params.in_memory
+    return db.parallel.parallel_degree_policy == "auto" and (db.db_cache is None or params.table_size <= db.db_cache)
+
+
+def all_cached(spec, params: Params) -> tuple[float, str]:
+    """What the buffer cache holds without database.db_cache: the table scanned in memory (all of it: a 300 GB
+    table on the T5220's 64 GB is out of memory); a direct-path scan fills none of it."""
+    if in_memory(spec.database, params):
+        return params.table_size, "params.table_size, scanned in memory"
+    return 0.0, "a direct-path scan"
+
+
 class Workload(ParallelStatement):
     def __init__(self, system, params: Params):
         super().__init__(system, params, mpki=MPKI, total_bytes=params.table_size)
         inst = system.instance
-        cache = inst.spec.db_cache
-        fits = cache is None or params.table_size <= cache
-        self.in_memory = params.in_memory if params.in_memory is not None else \
-            (inst.px.spec.parallel_degree_policy == "auto" and fits)
-        # the buffer cache holds the table it scans in memory (all of it without db_cache: a 300 GB table
-        # on the T5220's 64 GB is out of memory); a direct-path scan fills none of it
-        inst.attach_database(params.table_size if self.in_memory else 0.0)
+        self.in_memory = in_memory(inst.spec, params)
+        inst.attach_database(all_cached(system.scenario.spec, params)[0])
 
     def job(self):
         p, inst = self.params, self.instance

@@ -123,6 +123,13 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             "synchronous, one at a time per session (give read_path: direct, or leave direct_io_slots out)")
 
 
+def all_cached(spec, params: Params) -> tuple[float, str]:
+    """What the buffer cache holds without database.db_cache: the schema on the SGA path, nothing direct."""
+    if params.read_path == "direct":
+        return 0.0, "params.read_path: direct (no block is read into the buffer cache)"
+    return params.schema_size, "params.schema_size"
+
+
 def build_read_paths(system, device_name: str, schema_size: float, rng_name: str) -> ReadPaths:
     """The instance's read paths for a schema on a device, with latches sized as Oracle sizes them."""
     profile, spec = system.profile, system.scenario.spec.database
@@ -188,7 +195,7 @@ class Workload:
         self.device = data_device(system.profile, params.device)
         self.paths = build_read_paths(system, self.device, params.schema_size, "slob")
         if params.read_path == "sga":   # the buffer cache fills with the schema (all of it without db_cache)
-            self.instance.attach_database(params.schema_size)
+            self.instance.attach_database(all_cached(system.scenario.spec, params)[0])
         self.rng = system.rng("slob")
         self.completed = 0    # operations (logical reads): SLOB's throughput, its LIOPS when the schema is cached
         self.physical = 0     # those read from storage: its IOPS

@@ -178,7 +178,7 @@ class Workload:
         run_server_code(system)
         # The memory account: the database fills the buffer cache; every user has a dedicated server,
         # and its own process too when it runs on the server.
-        self.instance.attach_database(self.warehouses * WAREHOUSE_BYTES)
+        self.instance.attach_database(all_cached(system.scenario.spec, params)[0])
         self.sessions = [self.instance.new_session() for _ in range(params.sessions or params.users)]
         self.pooled = params.sessions is not None
         # TP monitor: requests (transaction type, time submitted) queued for a server session (FIFO),
@@ -514,6 +514,13 @@ class _IoPlan:
 def warehouses_of(params: Params) -> int:
     """The warehouses given, else users / 10 (TPC-C's ten terminals a warehouse), at least 1."""
     return params.warehouses or max(1, params.users // 10)
+
+
+def all_cached(spec, params: Params) -> tuple[float, str]:
+    """The database the buffer cache holds without database.db_cache: every warehouse."""
+    w = warehouses_of(params)
+    given = "params.warehouses" if params.warehouses is not None else "params.users / 10"
+    return w * WAREHOUSE_BYTES, f"{given}: {w} warehouse{'s' if w != 1 else ''} of {format_quantity(WAREHOUSE_BYTES, 'size')}"
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:

@@ -130,6 +130,19 @@ class DatabaseSpec:
 SGA_LIMIT_32 = 4 * 2**30 - 256 * 2**20
 
 
+def check_all_cached_sga(spec: DatabaseSpec, database_bytes: float, what: str, src: Source) -> None:
+    """Without database.db_cache the buffer cache holds the workload's whole database (Instance.sga_size):
+    under 32-bit Oracle that SGA must fit SGA_LIMIT_32 too. DatabaseSpec.check sees only the shared pool
+    then; the workload knows the database (its module's all_cached: `database_bytes`, set by `what`)."""
+    sga = spec.shared_pool + database_bytes   # as DatabaseSpec.sga, with the cache holding the database
+    if spec.oracle_bits != 32 or spec.db_cache is not None or sga <= SGA_LIMIT_32:
+        return
+    raise src.at("database").at("db_cache").error(
+        f"omitted, so the buffer cache holds the whole database ({what}), {database_bytes / 2**30:.2f} GB; expected "
+        f"an SGA (database + shared pool = {sga / 2**30:.2f} GB) within the {SGA_LIMIT_32 / 2**30:.2f} GB that "
+        "32-bit Oracle can map: give database.db_cache, or use oracle_bits: 64")
+
+
 class Instance:
     """An Oracle-like instance running on an OS (dispatcher and devices), not on hardware."""
 
