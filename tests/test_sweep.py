@@ -722,3 +722,91 @@ def test_ctrl_c_while_waiting_saves_the_runs_that_had_finished(tmp_path, monkeyp
         sw._execute(runs, Opened(Done(), 2, "test"), journal, False, initial=0, total=3)
     assert sorted(r["point"] for r in journal.read().values()) == [0, 1]
     assert f"sweep interrupted: 2 runs saved in {journal.path}" in capsys.readouterr().err
+
+
+class _DyingProcessPool:
+    """A stand-in for a local process pool ("process": the pool the sweep retries on) whose worker dies at the run of
+    `users=die`. Runs finish one at a time, oldest first, when the sweep waits (its `wait` is patched to step()).
+    At the killer the pool breaks: the runs queued behind it fail first, with BrokenProcessPool (CPython fails
+    every run in flight, in an order the sweep must not rely on), the killer's future is left pending, and a later
+    submit is refused. A future's result() runs the pool up to it (a run alone is waited for so)."""
+
+    def __init__(self, workers: int, die: int | None, log: list):
+        self.die, self.broken, self.futures = die, False, []
+        self.ran: list[int] = []
+        log.append(("alone" if workers == 1 else "pool", self.ran))
+
+    def submit(self, fn, scenario):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        class Waited(Future):
+            def result(self, timeout=None):
+                while not self.done():
+                    self.pool.step([f for f in self.pool.futures if not f.done()])
+                return super().result(timeout)
+        if self.broken:
+            raise BrokenProcessPool("A child process terminated abruptly, the process pool is not usable anymore")
+        fut = Waited()
+        fut.fn, fut.scenario, fut.pool = fn, scenario, self
+        self.futures.append(fut)
+        self.ran.append(scenario.params.users)
+        return fut
+
+    def _run(self, fut) -> list:
+        from concurrent.futures.process import BrokenProcessPool
+        if fut.scenario.params.users != self.die:
+            fut.set_result(fut.fn(fut.scenario))
+            return [fut]
+        self.broken = True
+        behind = [f for f in self.futures if not f.done() and f is not fut] or [fut]
+        for f in behind:
+            f.set_exception(BrokenProcessPool("A process in the process pool was terminated abruptly"))
+        return behind
+
+    def step(self, fs):
+        oldest = next(f for f in self.futures if f in fs and not f.done())
+        done = set(self._run(oldest))
+        return done, set(fs) - done
+
+
+def test_runs_in_flight_when_a_worker_dies_each_run_again_alone_and_earlier_crashes_still_rerun(tmp_path, monkeypatch,
+                                                                                                   capsys):
+    """users=8 kills its worker with users=4 in flight behind it; users=4's failure is seen first. Both run again
+    alone, each in a pool of its own (users=4 gives its figures, users=8 kills that pool too and is recorded as
+    crashed): one pool broken, one message naming both. Then users=6, not yet submitted, still runs in a fresh pool,
+    though it has a record: a crash from an earlier call, which a re-run always runs again. (Running only the first
+    suspect alone put users=8 back in a shared pool, which it broke a second time; counting as done every run with
+    a record, fresh or not, left users=6's old crash in the table.)"""
+    from contextlib import contextmanager
+
+    from sim.executors import Opened
+
+    outcome = {"status": "ok", "message": "", "row": {"tpm": 1.0}}
+    crashed, killer = {8, 4, 6}, []   # the first call: these crash (a model failure), users=2 is fine; no worker dies
+    monkeypatch.setattr(sw, "run_one", lambda sc: {"status": "error", "message": "RuntimeError: x"}
+                        if sc.params.users in crashed else outcome)
+    log: list = []
+
+    @contextmanager
+    def pools(kind, workers, scheduler=None):
+        assert kind == "process"
+        pool = _DyingProcessPool(workers, die=killer[0] if killer else None, log=log)
+        yield Opened(pool, 2 if workers > 1 else 1, "stand-in process pool")
+    monkeypatch.setattr(sw, "open_executor", pools)
+    monkeypatch.setattr(sw, "wait", lambda fs, return_when: fs[0].pool.step(fs))
+    first = sw.sweep(BASE, vary={"users": [2, 8, 4, 6]}, out=tmp_path, executor="process", workers=4, progress=False)
+    assert list(first.table["status"]) == ["ok", "error", "error", "error"] and len(log) == 1   # one pool, unbroken
+    crashed.clear()
+    killer.append(8)
+    log.clear()
+    capsys.readouterr()
+    res = sw.sweep(BASE, vary={"users": [2, 8, 4, 6]}, out=tmp_path, executor="process", workers=4, progress=False)
+    assert list(res.table["users"]) == [2, 8, 4, 6]
+    assert list(res.table["status"]) == ["ok", "error", "ok", "ok"]
+    assert "worker process died" in res.table["message"][1]
+    assert log == [("pool", [8, 4]), ("alone", [4]), ("alone", [8]), ("pool", [6])]
+    err = capsys.readouterr().err
+    assert err.count("worker process died") == 1
+    assert "sweep: a worker process died (BrokenProcessPool) with 2 runs in flight; each runs again alone" in err
+    assert res.computed == 3 and res.reused == 1
