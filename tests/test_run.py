@@ -484,3 +484,100 @@ def test_a_filled_cache_that_drains_is_unfilled_and_dbwr_watched_over_one_more_w
     system, watched, result = _cache_system()
     _fill_caches(system, result, [("a", _Cache(5.0)), ("b", _Cache(5.0))], 2.0)
     assert watched == [0.0] and system.env.now == 2.0
+
+
+def test_a_saturated_run_reports_no_idle_below_zero():
+    """Every strand busy all the measured time: idle is 0, though the busy strand-seconds, summed over the run's
+    events (dt x busy strands each), come out an ulp or two above cpu_count x span (128 users on the UE10000's 64
+    CPUs, 2.1 s measured: 1 - busy / capacity = -2.2e-16, an idle of -2.2e-14%, which prints as -0). The clamp at 0
+    is what keeps it 0 (a mutant without it passed the suite, mutation round U28)."""
+    sc = scenario.load(None, {"users": 128, "think_time": "0 s", "keying_time": "0 s", "run.warmup": "0.1 s",
+                              "run.batch": "0.1 s", "run.min_batches": "4", "run.max_time": "2.1 s"},
+                       profile="ue10000", workload="tpcc")
+    r = run(sc)
+    assert r.run_queue > 60 and r.cpu_idle == 0.0
+    assert r.cpu_usr + r.cpu_sys == pytest.approx(100.0, abs=1e-9)
+
+
+def _collected(system):
+    """What _collect reports of a system as it stands (the time since its start measured)."""
+    from sim.result import Result
+    from sim.run import _collect
+
+    result = Result(label="t", profile="p", workload="w", inputs={})
+    _collect(system, result, system.env.now)
+    return result
+
+
+def _opteron_4way():
+    """A System on the Opteron 4-way, whose external RAID 5 group sits behind a 512 MB write-back cache, nothing run."""
+    from sim.system import System
+
+    system = System(scenario.load(None, {"users": 10, "database.db_cache": "1 GB"}, profile="opteron-4way",
+                                  workload="tpcc"))
+    system.set_memory_behaviour(0.002)   # as a workload would: LGWR's CPU runs on strands
+    return system
+
+
+def test_only_a_device_whose_cache_took_writes_is_flagged_write_cache():
+    """iostat's note that a write-back cache acknowledged writes: not for the cached RAID 5 group before it took any,
+    nor after reads alone (they do not go through the cache), and for it alone once one write landed there (a
+    mutant flagging every device with a cache passed the suite, mutation round U42)."""
+    system = _opteron_4way()
+    external = system.devices["external"]
+    assert external.cache is not None and [n for n, d in system.devices.items() if getattr(d, "cache", None)] == [
+        "external"]
+    system.env.run(until=0.001)
+    assert not any("write_cache" in d for d in _collected(system).devices.values())
+    done = external.submit("read", 8192)
+    system.env.run(until=done)
+    devices = _collected(system).devices
+    assert devices["external"]["reads_per_s"] > 0 and not any("write_cache" in d for d in devices.values())
+    done = external.submit("write", 8192)
+    system.env.run(until=done)
+    devices = _collected(system).devices
+    assert devices["external"]["write_cache"] is True
+    assert [n for n, d in devices.items() if "write_cache" in d] == ["external"]
+
+
+def test_lgwr_with_a_write_in_hand_and_none_completed_reports_its_busy_time_and_no_writes():
+    """LGWR's figures come with its time working, not its completed writes: idle it reports none, with its first
+    write at the device and none done its busy share (its CPU, then the write so far) and 0 log writes/s, and its
+    redo device (a mutant asking for a completed write, 'lg.writes', passed the suite, mutation round U40)."""
+    system = _opteron_4way()
+    lg = system.instance.lgwr
+    system.env.run(until=0.001)
+    assert not {"lgwr_busy_pct", "log_writes_per_s", "redo_device"} & set(_collected(system).extra)
+    lg.commit(512.0)
+    while lg.started is None:
+        system.env.step()
+    system.env.run(until=lg.started + 1e-4)   # into the write, which takes milliseconds
+    assert lg.started is not None and lg.writes == 0
+    extra = _collected(system).extra
+    assert extra["log_writes_per_s"] == 0.0 and extra["redo_device"] == "external"
+    assert extra["lgwr_busy_pct"] == pytest.approx(100.0 * lg.utilisation()) and 0.0 < extra["lgwr_busy_pct"] < 100.0
+
+
+def test_the_write_caches_are_first_watched_half_way_through_the_warm_up():
+    """With run.settle_writer a cache's fill rate is judged over the warm-up's second half, as DBWR's is: watched
+    from 11 s in a 2-s warm-up begun at 10 s, not from its start (the first half is the caches' and the buffer
+    cache's own filling), nor from its end (no time watched). A mutant watching from the start passed the suite
+    (mutation round U47)."""
+    import types
+
+    import simpy
+
+    from sim.run import _warm_up
+
+    watched = []
+    caches = [_Cache(0.0), _Cache(0.0)]
+    instance = types.SimpleNamespace(watch_writer=watched.append, writer_unjudged=lambda: False,
+                                     settle_writer=lambda: 0, writer_behind=lambda: False,
+                                     release_checkpoints=lambda writer_behind: False)
+    run_spec = types.SimpleNamespace(warmup=2.0, settle_writer=True)
+    system = types.SimpleNamespace(env=simpy.Environment(initial_time=10.0), instance=instance,
+                                   scenario=types.SimpleNamespace(spec=types.SimpleNamespace(run=run_spec)),
+                                   devices={"a": types.SimpleNamespace(cache=caches[0]), "b": types.SimpleNamespace(cache=caches[1]),
+                                            "c": types.SimpleNamespace()})
+    _warm_up(system, types.SimpleNamespace(extra={}))
+    assert [c.watched for c in caches] == [[11.0], [11.0]] and watched == [11.0] and system.env.now == 12.0
