@@ -1076,3 +1076,27 @@ def test_cli_exits_2_on_an_sga_past_32_bit_oracle_or_servers_past_oracles_range(
     for args, fragment in cases:
         out = _cli("run", *args)
         assert out.returncode == 2 and fragment in out.stderr and not out.stdout, (args, out.stdout, out.stderr)
+
+
+@pytest.mark.parametrize("workload, sets, key, last", [
+    ("tpcc", {"users": "8", "database.db_cache": "1 GB"}, "database.datafiles", 65533),
+    ("calibrate_io", {"database_size": "100 GB"}, "params.datafiles", 65533),
+    ("rman", {}, "params.channels", 255)])
+def test_oracles_documented_most_datafiles_and_rman_channels_are_the_last_taken(workload, sets, key, last):
+    """A database has at most 65,533 datafiles (Oracle Database Reference, Physical Database Limits, 8i to 11.2) and
+    RMAN allocates at most 255 channels (Backup and Recovery Reference 11.1, ALLOCATE CHANNEL): the last value taken,
+    one more refused at its key (any number was taken before)."""
+    base = {"channels": "2", **sets} if workload == "rman" and key != "params.channels" else sets
+    sc = scenario_mod.load(None, {**base, key: str(last)}, profile="t5220", workload=workload)
+    section, _, name = key.partition(".")
+    assert getattr(getattr(sc.spec.database, name) if section == "database" else getattr(sc.params, name),
+                   "__int__")() == last
+    _refused(key, f"got {last + 1}; expected at most {last}", workload=workload, **{**base, key: str(last + 1)})
+
+
+def test_rman_refuses_more_datafiles_than_a_database_has_naming_the_count():
+    """datafiles_mb lists one size per datafile: 65,534 of them are past any database (Physical Database Limits);
+    the message gives their count, not the list."""
+    e = _refused("params.datafiles_mb", "got '65534 datafiles'; expected at most 65533", workload="rman",
+                 channels="2", datafiles_mb=[1.0] * 65534)
+    assert len(str(e)) < 300

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.config import Source, param
+from sim.db.instance import MAX_DATAFILES
 from sim.db.physical_io import BatchReader
 from workloads.slob import ASYNC_IO_INSTRUCTIONS, build_read_paths, check_data_fits, data_device, io_report
 from workloads.tpcc import run_server_code
@@ -54,7 +55,8 @@ class Params:
                                     default=1, minimum=1)
     max_latency: float = param("maximum tolerable latency of a block read (second argument, in ms there)",
                                kind="time", default="20 ms", positive=True)
-    datafiles: int = param("online data files the reads are spread over", default=5, minimum=1)
+    datafiles: int = param("online data files the reads are spread over", default=5, minimum=1,
+                           maximum=MAX_DATAFILES)   # (a database's most: sim/db/instance.py)
     database_size: float = param("size of the data files read", kind="size", default="1 TB", positive=True)
     level_time: float = param("simulated time of one load level", kind="time", default="0.5 s", positive=True)
     device: str | None = param("storage device holding the data files (omit: the first flash array, else the "

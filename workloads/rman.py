@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config import Source, param
+from sim.db.instance import MAX_DATAFILES
 from sim.db.physical_io import ReadAhead, WriteBehind
 from sim.units import format_quantity
 from workloads.batch import MB, BatchWorkload, check_fits, device_checker, device_of, UNPLACED
@@ -96,7 +97,8 @@ USES = ("control_file",)
 
 @dataclass(frozen=True, kw_only=True)
 class Params:
-    channels: int = param("RMAN channels (configure device type disk parallelism N)", minimum=1)
+    # "You can allocate up to 255 channels" (Oracle Database Backup and Recovery Reference 11.1, ALLOCATE CHANNEL)
+    channels: int = param("RMAN channels (configure device type disk parallelism N)", minimum=1, maximum=255)
     section_size: float | None = param("multisection backup: SECTION SIZE (omit: whole files)", kind="size",
                                        default=None, positive=True)
     compressed: bool = param("compressed backupset", default=True)
@@ -109,6 +111,10 @@ class Params:
     def check(self, src: Source) -> None:
         if not self.datafiles_mb or any(not isinstance(s, (int, float)) or s <= 0 for s in self.datafiles_mb):
             raise src.at("datafiles_mb").bad(self.datafiles_mb, "a list of sizes in MB, each > 0")
+        if len(self.datafiles_mb) > MAX_DATAFILES:   # (the whole list would fill the message)
+            raise src.at("datafiles_mb").bad(f"{len(self.datafiles_mb)} datafiles",
+                                             f"at most {MAX_DATAFILES}, the most a database has (Oracle Database "
+                                             "Reference, Physical Database Limits)")
 
 
 _check_devices = device_checker("datafile_device", "backup_device")

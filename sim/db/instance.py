@@ -30,6 +30,9 @@ MIN_CACHE_BLOCKS = 4
 # is less than minimum 8192 blocks' for a 2 MB file, 10.2); less than one such block holds no redo at all.
 # (The 8i-10.1 References give LOG_BUFFER's range as 'operating system-dependent'; 11.2 raises it to 2 MB.)
 REDO_BLOCK = 512
+# The most datafiles a database has: "Database files, Maximum per database: 65533" (Oracle Database Reference,
+# Physical Database Limits: the same figure in 8i 8.1.6, 9i, 10g and 11.2).
+MAX_DATAFILES = 65533
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +83,7 @@ class DatabaseSpec:
     data_device: str | None = param("storage device holding the datafiles (omit: the profile's first, its "
                                     "database storage)", default=None)
     datafiles: int = param("datafiles the data is spread over (each has its own file lock on a file system)",
-                           default=59, minimum=1)
+                           default=59, minimum=1, maximum=MAX_DATAFILES)
     datafile_size: float | None = param("size of each datafile: every table and index then has its own tablespace of "
                                         "as many files as it needs, and its I/O goes to those files (omit: every "
                                         "block equally likely in any datafile)", kind="size", default=None,
