@@ -69,8 +69,9 @@ def test_32_bit_oracle_without_a_buffer_cache_size_maps_the_whole_database():
         "expected an SGA (database + shared pool = 3.77 GB) within the 3.75 GB that 32-bit Oracle can map: give "
         "database.db_cache, or use oracle_bits: 64")
     _load(**bits32, **{"database.shared_pool": f"{limit_mb - 85:g} MB"})          # users 8: 1 warehouse
-    with pytest.raises(ConfigError, match=r"^<command line>: database\.db_cache: omitted, .*\(params\.users / 10: 1 "
-                                          r"warehouse of 85 MB\), 0\.08 GB; expected an SGA \(database \+ shared pool = 3\.75 GB\)"):
+    with pytest.raises(ConfigError, match=r"^<command line>: database\.db_cache: omitted, .*\(params\.users / 10: "
+                                          r"1 warehouse of 85 MB\), 0\.08 GB; expected an SGA \(database \+ "
+                                          r"shared pool = 3\.75 GB\)"):
         _load(**bits32, **{"database.shared_pool": f"{limit_mb - 84:g} MB"})
     _load(warehouses=45)                                                            # 64-bit: no such limit
     _load(**bits32, warehouses=45, **{"database.db_cache": "1 GB"})                 # a cache size: the cache is the SGA

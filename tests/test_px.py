@@ -221,7 +221,7 @@ def test_parallel_max_servers_past_oracles_range_is_refused():
 
 def test_concurrent_parallel_users_is_one_of_the_factors_oracle_derives():
     """concurrent_parallel_users is 1 (manual memory), 2 (PGA_AGGREGATE_TARGET) or 4 (MEMORY_TARGET or SGA_TARGET)
-    in the 11.2 Reference's formula for PARALLEL_MAX_SERVERS; 3 stood for no configuration and was taken (a 960-server
+    in the 11.2 Reference's formula for PARALLEL_MAX_SERVERS; 3 stood for no configuration and was taken (a 1,920-server
     default on the T5220)."""
     from sim.config import ConfigError
     for users in (1, 2, 4):   # 10 x 64 strands x users, under 3600

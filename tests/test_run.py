@@ -577,7 +577,7 @@ def test_the_write_caches_are_first_watched_half_way_through_the_warm_up():
     run_spec = types.SimpleNamespace(warmup=2.0, settle_writer=True)
     system = types.SimpleNamespace(env=simpy.Environment(initial_time=10.0), instance=instance,
                                    scenario=types.SimpleNamespace(spec=types.SimpleNamespace(run=run_spec)),
-                                   devices={"a": types.SimpleNamespace(cache=caches[0]), "b": types.SimpleNamespace(cache=caches[1]),
-                                            "c": types.SimpleNamespace()})
+                                   devices={"a": types.SimpleNamespace(cache=caches[0]),
+                                            "b": types.SimpleNamespace(cache=caches[1]), "c": types.SimpleNamespace()})
     _warm_up(system, types.SimpleNamespace(extra={}))
     assert [c.watched for c in caches] == [[11.0], [11.0]] and watched == [11.0] and system.env.now == 12.0

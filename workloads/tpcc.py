@@ -520,7 +520,8 @@ def all_cached(spec, params: Params) -> tuple[float, str]:
     """The database the buffer cache holds without database.db_cache: every warehouse."""
     w = warehouses_of(params)
     given = "params.warehouses" if params.warehouses is not None else "params.users / 10"
-    return w * WAREHOUSE_BYTES, f"{given}: {w} warehouse{'s' if w != 1 else ''} of {format_quantity(WAREHOUSE_BYTES, 'size')}"
+    each = format_quantity(WAREHOUSE_BYTES, "size")
+    return w * WAREHOUSE_BYTES, f"{given}: {w} warehouse{'s' if w != 1 else ''} of {each}"
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:
