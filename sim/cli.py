@@ -244,6 +244,21 @@ def reproduce(ids, quick, jobs, json_file, plot_dir, seeds):
             click.echo(f"plot: {path}")
 
 
+@main.command()
+@click.argument("result_a", type=click.Path(dir_okay=False))
+@click.argument("result_b", type=click.Path(dir_okay=False))
+@click.option("--all", "every", is_flag=True, help="every figure, not only those that moved")
+def compare(result_a, result_b, every):
+    """Two runs side by side: the settings that differ and the figures that moved.
+
+    RESULT_A, RESULT_B: results written by `oltpsim run --json`. A change in TPM or a mean response time is
+    marked beyond or within the two runs' 95% intervals combined."""
+    from sim import compare as cmp
+
+    a, b = cmp.load(result_a), cmp.load(result_b)
+    click.echo(cmp.text(a, b, every, sources=(result_a, result_b)))
+
+
 def _profile_files(exps) -> list[str]:
     """The profile YAMLs of one's own that experiments name (their scenario's, a row's): files reproduce reads."""
     named = [e.scenario.get("profile") for e in exps] + [r.set.get("profile") for e in exps for r in e.rows]

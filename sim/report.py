@@ -45,8 +45,9 @@ def _pipeline_tool(r: Result) -> str:
     return "corestat" if r.cmt else "cycles issuing, cpustat-like"
 
 
-def _changed_settings(r: Result) -> list[tuple[str, str]]:
-    """The run's inputs that are not at their declared defaults, as --set would write them."""
+def settings(r: Result) -> list[tuple[str, str, bool]]:
+    """The run's inputs as --set would write them (workload parameters by their plain names), each with whether
+    it is at its declared default: (key, value, default)."""
     import workloads
     from sim.scenario import ScenarioSpec
 
@@ -55,13 +56,18 @@ def _changed_settings(r: Result) -> list[tuple[str, str]]:
     except OltpsimError:   # a Result of a scenario that never resolved
         return []
     sections = [(k, d, m) for k, d, m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")]
-    out = [(k, str(v)) for k, v in r.inputs.items() if k.startswith("hardware.")]
+    out = [(k, str(v), False) for k, v in r.inputs.items() if k.startswith("hardware.")]
     for key, default, meta in [(f"params.{k}", d, m) for k, d, m in declared(params)] + sections:
         leaves = dotted(key, default) if isinstance(default, dict) else {key: default}
         for k, d in leaves.items():
-            if k in r.inputs and r.inputs[k] != d and k != "run.seed":   # the seed is in the title
-                out.append((k.removeprefix("params."), format_setting(r.inputs[k], meta)))
+            if k in r.inputs:
+                out.append((k.removeprefix("params."), format_setting(r.inputs[k], meta), r.inputs[k] == d))
     return out
+
+
+def _changed_settings(r: Result) -> list[tuple[str, str]]:
+    """The run's inputs that are not at their declared defaults, as --set would write them."""
+    return [(k, v) for k, v, default in settings(r) if not default and k != "run.seed"]   # (the seed: in the title)
 
 
 def _interval(r) -> bool:
