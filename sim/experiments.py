@@ -25,13 +25,15 @@ from sim.config import OltpsimError, Source, build, param, read_yaml, replace_pa
 from sim.metrics import batch_means_halfwidth
 from sim.executors import executor_failed, open_executor
 from sim.report import figure, table
-from sim.result import Result
+from sim.result import BY_NAME_PREFIXES, Result
 from sim.shapes import ClaimSpec, Verdict, verdict
 
 
 @dataclass(frozen=True, kw_only=True)
 class MetricSpec:
-    result: str = param("the Result figure compared (tpm, elapsed, cpu, status, or a key of extra)")
+    result: str = param("the Result figure compared (tpm, elapsed, cpu, status, a key of extra, or a transaction "
+                        "type's, wait event's or device's figure: rt.new_order.p90, wait.log file sync.avg_ms, "
+                        "device.array.util_pct)")
     unit: str = param("unit as printed", default="")
     tolerance: str = param('"10%" (relative), "5 points" (absolute, per element for lists), or "equal"')
     relative_to: str | None = param("label of a row: compare this row's figure as a % change from that row's "
@@ -386,13 +388,16 @@ def _check_figures(exp: ExperimentSpec, results: dict[tuple[str, str], list[Resu
         return
     names = ["cpu", "throughput", *(f.name for f in dataclasses.fields(Result) if f.name not in _NOT_FIGURES)]
     names += [k for k in dict.fromkeys(k for r in ran for k in r.extra)]   # (a row may run another workload)
+    by_name = {k for r in ran for k in r.flat() if k.startswith(BY_NAME_PREFIXES)}   # (too many to list: the form)
     named = [(f"metrics.{k}.result", m.result) for k, m in exp.metrics.items()]
     named += [(f"predict[{i}]", name) for i, name in enumerate(exp.predict)]
     where = f"{_FILES[exp.id]} (experiment {exp.id})" if exp.id in _FILES else f"experiment {exp.id}"
     for key, name in named:
-        if name not in names:
-            raise OltpsimError(f"{where}: {key}: got {name!r}{suggest(name, names)}; expected a figure "
-                               f"its {'/'.join(dict.fromkeys(r.workload for r in ran))} runs have: {', '.join(names)}")
+        if name not in names and name not in by_name:
+            raise OltpsimError(f"{where}: {key}: got {name!r}{suggest(name, [*names, *sorted(by_name)])}; expected a "
+                               f"figure its {'/'.join(dict.fromkeys(r.workload for r in ran))} runs have: "
+                               f"{', '.join(names)}, or rt.TYPE.STAT, wait.EVENT.STAT, device.NAME.STAT as "
+                               "`oltpsim run --json`'s flat columns name them")
     # a mapping or a list (response, devices, top_events) or a text under a numeric tolerance: the scoring subtracted
     # it from the published number, or printed it as numbers, after every row had run: a TypeError, a traceback
     checked = [(f"metrics.{k}.result", m.result, m.rule()[0] == "equal") for k, m in exp.metrics.items()]

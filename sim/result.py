@@ -100,13 +100,16 @@ class Result:
         return sorted(((k, v) for k, v in busy if v >= 0.5), key=lambda kv: -kv[1])
 
     def metric(self, name: str) -> Any:
-        """A named figure: a field, 'cpu' as [idle, usr, sys], or a key of `extra`."""
+        """A named figure: a field, 'cpu' as [idle, usr, sys], a figure of a transaction type, wait event or device
+        as flat() names it (rt.new_order.p90), or a key of `extra`."""
         if name == "cpu":
             return None if self.cpu_idle is None else [self.cpu_idle, self.cpu_usr, self.cpu_sys]
         if name == "throughput":
             return self.tpm
         if hasattr(self, name):
             return getattr(self, name)
+        if name.startswith(BY_NAME_PREFIXES):   # a transaction type's, an event's, a device's: as flat() names it
+            return self.flat().get(name)
         return self.extra.get(name)
 
     def to_dict(self) -> dict:
@@ -170,6 +173,7 @@ FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "elapsed", "cpu_idle", "
            "core_utilisation_mean", "strand_utilisation_mean", "busiest_pct", "simulated_time", "measured_time",
            "wall_time", "events")
 FIGURE_PREFIXES = ("extra.", "wait.", "rt.", "device.")
+BY_NAME_PREFIXES = ("wait.", "rt.", "device.")   # the figures of something the run names (NAME.STAT)
 # The figures of each wait event, transaction type and device, whatever the run (wait.NAME.STAT): the events' of
 # flat(), the response times of workloads/tpcc.py, the devices of sim/run.py (a test holds them to a run's)
 STATS = {"wait": ("waits", "time_s", "avg_ms", "pct_call_time"),

@@ -333,6 +333,33 @@ def test_a_figure_the_runs_do_not_have_is_refused_with_the_ones_they_have(tmp_pa
         ex.score(exps[0], ex.run_experiments(exps, jobs=1))
 
 
+def test_a_transaction_types_event_s_or_device_s_figure_is_scored_by_its_flat_name(tmp_path):
+    """A measured p90 of new-order, a log file sync average, an array's %b: the figures capacity limits and sweep
+    metrics take by their flat names (rt.new_order.p90) were refused as figures no run has. Scored from each run's
+    flat row (hand-made runs: 20 ms p90 against 20 ms published, 2 ms log file sync, 41.6% busy); a misspelt one
+    is refused with the nearest names."""
+    from tests.test_report import _steady_result
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(_my_table(1000, 1000).replace(
+        "  tpm: {result: tpm, unit: TPM, tolerance: 10%}",
+        "  tpm: {result: tpm, unit: TPM, tolerance: 10%}\n  p90: {result: rt.new_order.p90, unit: s, tolerance: 10%}"
+        "\n  sync: {result: wait.log file sync.avg_ms, unit: ms, tolerance: 10%}").replace(
+        "published: {tpm: 1000}}", "published: {tpm: 1000, p90: 0.02, sync: 2.5}}").replace(
+        "claims:", "predict: [device.array.util_pct]\nclaims:"))
+    (exp,) = ex.select([str(mine)])
+    results = {(exp.id, row.label): [_steady_result()] for row in exp.rows}
+    got = {(f.row, f.metric): f for f in ex.score(exp, results)}
+    assert got[("4 users", "p90")].simulated == 0.02 and got[("4 users", "p90")].ok
+    assert got[("8 users", "sync")].simulated == 2.0 and got[("8 users", "sync")].ok is False   # -20%
+    assert got[("4 users", "device.array.util_pct")].simulated == 41.6
+    mine.write_text(mine.read_text().replace("rt.new_order.p90", "rt.new_ordr.p90"))
+    (exp,) = ex.select([str(mine)])
+    with pytest.raises(OltpsimError, match=r"metrics\.p90\.result: got 'rt\.new_ordr\.p90' \(did you mean "
+                                           r"'rt\.new_order\.p90'\?\); .* or rt\.TYPE\.STAT"):
+        ex.score(exp, {(exp.id, row.label): [_steady_result()] for row in exp.rows})
+
+
 @pytest.mark.parametrize("result, predict, shown", [
     ("response", None, "a dict"),            # rt by type: a mapping
     ("status", None, "the text 'ok'"),       # a text under a 10% tolerance (status is compared under equal)
