@@ -61,9 +61,12 @@ def _a_path(_ctx, param, value):
     return value
 
 
-def _require_scenario(scenario_file, profile, workload) -> None:
-    if scenario_file is None and (profile is None or workload is None):
-        raise OltpsimError("give a scenario file, or both --profile and --workload")
+def _require_scenario(scenario_file, profile, workload, varied=()) -> None:
+    """A scenario file, or a profile and a workload (a sweep may vary them instead)."""
+    if scenario_file is None and ((profile is None and "profile" not in varied) or
+                                  (workload is None and "workload" not in varied)):
+        raise OltpsimError("give a scenario file, or both --profile and --workload"
+                           + (" (or vary them)" if varied else ""))
 
 
 def _scenario_source(fn):
@@ -288,7 +291,6 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     from sim import sweep as sw
     from sim.report import figure, table
 
-    _require_scenario(scenario_file, profile, workload)
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
     if jobs is not None and (scheduler or dask_local):   # (it was silently ignored)
@@ -300,13 +302,14 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
     varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
+    _require_scenario(scenario_file, profile, workload, varied)
     # (--profile and --workload name the scenario without a file: a sweep of profiles varies the one given)
     _refuse_named_twice(fixed, profile, workload)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None and k not in varied})
     _check_plot(plot_x, by, varied)
     if metric is not None:
         _check_metric(metric)
-    out = Path(out or sw.default_out(scenario_file or f"{profile}-{workload}"))
+    out = Path(out or sw.default_out(scenario_file or f"{profile or 'profiles'}-{workload or 'workloads'}"))
     sw.check_inputs_outside(out, scenario_file, points_file)   # (the points are read here: sweep() sees a list)
     res = sw.sweep(scenario, vary, points, replications, overrides=fixed, out=out, executor=kind,
                    workers=dask_local or jobs, scheduler=scheduler)

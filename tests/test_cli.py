@@ -358,3 +358,16 @@ def test_sweep_refuses_a_points_file_its_folder_would_replace(monkeypatch, tmp_p
     got = CliRunner().invoke(cli.main, ["sweep", *TPCC[:4], "--points", str(points), "--out", str(tmp_path)])
     assert got.exit_code == 2 and "would replace this input file" in got.stderr
     assert points.read_text() == "users\n8\n16\n"
+
+
+def test_a_sweep_that_varies_the_profile_needs_no_profile_option(monkeypatch, tmp_path):
+    """--vary profile=t5220,t5440 names the profiles: a --profile as well had been demanded, then ignored. With
+    neither, the scenario is incomplete: exit 2 before anything runs."""
+    seen = []
+    _serial_sweep(monkeypatch, lambda users, profile, nth: seen.append(profile) or _steady_result())
+    got = CliRunner().invoke(cli.main, ["sweep", "--workload", "tpcc", "--set", "users=8",
+                                        "--vary", "profile=t5220,t5440", "--out", str(tmp_path / "s")])
+    assert got.exit_code == 0, got.output
+    assert seen == ["t5220", "t5440"]
+    got = CliRunner().invoke(cli.main, ["sweep", "--workload", "tpcc", "--vary", "users=8,16"])
+    assert got.exit_code == 2 and "give a scenario file, or both --profile and --workload (or vary them)" in got.stderr
