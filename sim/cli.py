@@ -538,9 +538,12 @@ def profile_show(name, as_yaml):
     click.echo(f"  peak instruction rate: {d['peak_instruction_rate'] / 1e9:.1f} G instructions/s "
                f"(cpi_issue {c.cpi_issue:g})")
     lat = m.average_latency(c.sockets)
+    # (several sockets with a remote latency: the mean over memory interleaved evenly, the profile's two beside it)
+    numa = "" if lat == m.latency else (f" (interleaved over {c.sockets} sockets: local {m.latency * 1e9:.0f} ns, "
+                                        f"remote {m.remote_latency * 1e9:.0f} ns)")
     click.echo(f"  memory: {format_quantity(m.size, 'size')}, latency {lat * 1e9:.0f} ns = "
-               f"{d['memory_latency_cycles']:.0f} cycles, bandwidth {format_quantity(d['memory_bandwidth'], 'bandwidth')}"
-               f", swap {format_quantity(m.swap, 'size')}")
+               f"{d['memory_latency_cycles']:.0f} cycles{numa}, bandwidth "
+               f"{format_quantity(d['memory_bandwidth'], 'bandwidth')}, swap {format_quantity(m.swap, 'size')}")
     for gname, g in p.storage.disk_groups.items():
         rpm = f"{g.disk.rpm * 60:.0f} rpm"   # (most models name theirs already)
         click.echo(f"  disks '{gname}': {g.count} x {g.disk.model} ({'' if rpm in g.disk.model else rpm + ', '}"

@@ -116,6 +116,11 @@ def test_the_listings_give_each_profiles_cpus_and_each_workloads_parameters():
     assert "  cpu_count (strands the OS and Oracle see): 16\n" in ue and " on 1 controller\n" in ue
     t5 = run.invoke(cli.main, ["profile", "show", "t5220"]).stdout
     assert "8 cores x 8 strands, 2 pipelines per core" in t5 and "cpu_count (strands the OS and Oracle see): 64\n" in t5
+    # the T5440's 188 ns is (150 + 3 x 200) / 4, memory interleaved over its four sockets: the file's two beside it
+    # (it printed 188 ns alone, beside a file that says 150); one socket's latency is the file's
+    assert "latency 188 ns = 263 cycles (interleaved over 4 sockets: local 150 ns, remote 200 ns)" in run.invoke(
+        cli.main, ["profile", "show", "t5440"]).stdout
+    assert "latency 105 ns = 147 cycles, bandwidth" in t5
     listed = run.invoke(cli.main, ["workloads"]).stdout.splitlines()
     tpcc = listed.index(next(line for line in listed if line.startswith("tpcc: ")))
     params = [line.split()[:2] for line in listed[tpcc + 1:] if line.startswith("    ")][:3]
