@@ -35,12 +35,13 @@ def create_index():
 def test_every_device_line_of_the_text_is_a_column_of_the_frame(ue10000):
     r, text, row = ue10000
     for name in ("data", "redo"):
-        line = re.search(rf"^{name}\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$",
+        line = re.search(rf"^{name}\s+([\d,.]+)\s+([\d,.]+)\s+([\d,.]+)\s+([\d.]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$",
                          text, re.M)
         assert line, text
         iops, reads, writes, mb, util, svc, resp = line.groups()
-        assert iops == f"{row[f'device.{name}.iops']:,.0f}" and mb == f"{row[f'device.{name}.mb_per_s']:.1f}"
-        assert reads == f"{row[f'device.{name}.reads_per_s']:,.0f}" and writes == f"{row[f'device.{name}.writes_per_s']:,.0f}"
+        assert iops == report.figure(row[f"device.{name}.iops"]) and mb == f"{row[f'device.{name}.mb_per_s']:.1f}"
+        assert reads == report.figure(row[f"device.{name}.reads_per_s"])
+        assert writes == report.figure(row[f"device.{name}.writes_per_s"])
         # iostat's r/s and w/s add up to the I/Os; the redo drive only takes LGWR's writes
         assert row[f"device.{name}.reads_per_s"] + row[f"device.{name}.writes_per_s"] == pytest.approx(row[f"device.{name}.iops"])
         assert util == f"{row[f'device.{name}.util_pct']:.0f}"
@@ -764,3 +765,12 @@ def test_a_cpi_remainder_rounding_to_zero_prints_as_zero_not_minus_zero():
     r = _steady_result()
     r.extra.update(cpi=4.0, cpi_issue=1.0, cpi_data_stall=3.001, cpi_other=-0.001)
     assert "CPI 4.00 = issue 1.00 + data stalls 3.00 + other 0.00" in report.full(r) and "-0.00" not in report.full(r)
+
+
+def test_a_devices_io_rates_below_100_per_s_keep_a_decimal_so_reads_and_writes_add_up():
+    """12.4 I/Os/s of which 3.6 reads and 8.8 writes printed '12  4  9' (RMAN's one channel): three significant digits
+    below 100/s, as the report's figures have."""
+    r = _steady_result()
+    r.devices = {"array": {**r.devices["array"], "iops": 12.4, "reads_per_s": 3.6, "writes_per_s": 8.8}}
+    (line,) = [x for x in report.full(r).splitlines() if x.startswith("array ")]
+    assert line.split()[1:4] == ["12.4", "3.6", "8.8"]
