@@ -372,6 +372,8 @@ def _parallel(x: dict) -> str:
     if x.get("px_servers_started"):
         items += [("PX servers started", f"{x['px_servers_started']:,}"), ("peak busy", f"{x['px_peak_busy']:,}"),
                   ("statements queued", f"{x['px_queued']}"), ("downgraded", f"{x['px_downgraded']}")]
+        if x.get("px_servers_spawning"):   # busy counts them: more busy than started says why
+            items.append(("still being spawned", f"{x['px_servers_spawning']:,}"))
     if x.get("channels_used"):
         used = f"{x['channels_used']}"
         if x.get("channels", x["channels_used"]) > x["channels_used"]:   # a channel takes a file or section at a time

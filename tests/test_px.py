@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import simpy
 
-from sim import scenario
+from sim import report, scenario
 from sim.db import px
 from sim.hardware.profile import DiskSpec
 from sim.hardware.storage import Disk
@@ -477,6 +477,9 @@ def test_a_run_cut_while_servers_start_reports_the_dop_they_start_for():
     x = r.extra
     assert r.status == "timeout" and 0 < x["px_servers_started"] < 3600
     assert (x["dop"], x["px_peak_busy"], x["px_downgraded"]) == (1800, 3600, 1)
+    # the servers busy counts that PSP0 had not yet started: said beside it (busy above started had no why)
+    assert x["px_servers_started"] + x["px_servers_spawning"] == 3600
+    assert f"still being spawned {x['px_servers_spawning']:,}" in report.full(r)
 
 
 def test_a_statement_asking_just_as_a_release_lets_a_queued_one_in_waits_behind_it():

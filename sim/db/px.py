@@ -195,7 +195,9 @@ class PxPool:
     def report(self) -> dict:
         return {**self.params, "px_statements": self.statements, "px_queued": self.queued,
                 "px_downgraded": self.downgraded, "px_queue_time_s": self.queue_time,
-                "px_servers_started": self.started, "px_peak_busy": self.peak_busy}
+                "px_servers_started": self.started, "px_peak_busy": self.peak_busy,
+                # (held by statements, not yet started: a job cut at run.max_time while PSP0 spawns them)
+                "px_servers_spawning": self.spawning}
 
 
 def granules(size: float, producers: int, block: float) -> list[tuple[float, float]]:
