@@ -229,6 +229,12 @@ def format_setting(value: Any, meta: dict) -> str:
     if meta.get("kind") and isinstance(value, (int, float)):
         # format_quantity picks the unit by size, which makes a zero time '0 ns'
         return "0 s" if value == 0 and meta["kind"] == "time" else units.format_quantity(value, meta["kind"])
+    if isinstance(value, dict):   # YAML's flow style, which --set takes back (Python's repr it does not)
+        return "{" + ", ".join(f"{k}: {format_setting(v, meta)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_setting(v, meta) for v in value) + "]"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))   # (420.0 as 420; others as Python's shortest exact repr)
     return str(value)
 
 

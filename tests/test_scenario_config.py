@@ -284,7 +284,11 @@ def test_a_list_or_mapping_default_is_a_fresh_copy_each_time():
     (None, {"kind": "time"}, "(omit)"), (True, {}, "true"), (False, {"kind": None}, "false"),
     (0.0, {"kind": "time"}, "0 s"), (0, {"kind": "time"}, "0 s"), (1.0, {"kind": "time"}, "1 s"),
     (0.002, {"kind": "time"}, "2 ms"), (0, {"kind": "size"}, "0 B"), (8192, {"kind": "size"}, "8 KB"),
-    (0.01, {"kind": "fraction"}, "1%"), (3, {}, "3"), ("raw", {}, "raw"), ({}, {}, "{}")])
+    (0.01, {"kind": "fraction"}, "1%"), (3, {}, "3"), ("raw", {}, "raw"), ({}, {}, "{}"),
+    # lists and mappings as YAML's flow style writes them, which --set takes back: rman's datafiles_mb, tpcc's mix
+    ((420.0, 11270.0), {}, "[420, 11270]"), ({"new_order": 0.45, "payment": 0.43}, {}, "{new_order: 0.45, payment: 0.43}"),
+    ([{"a": True}], {}, "[{a: true}]"), ([8192, 16384], {"kind": "size"}, "[8 KB, 16 KB]"),
+    ([123456.7, 2.0], {}, "[123456.7, 2]")])
 def test_a_setting_prints_as_a_person_writes_it(value, meta, text):
     assert format_setting(value, meta) == text
 
