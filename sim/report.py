@@ -276,6 +276,7 @@ def timeline(r: Result) -> str:
     """run.interval's rows as vmstat, corestat, iostat and AWR's snapshots would show each interval: the busiest
     device and the wait event with the most time in it (of the waits that ended there)."""
     steady, cmt = r.elapsed is None, r.cmt
+    slob = "iops_per_db_cpu" in r.extra   # (its operations are logical reads: per second, as the summary gives them)
     rows = []
     for row in r.timeline:
         util = {k[7:-9]: v for k, v in row.items() if k.startswith("device.") and k.endswith(".util_pct")}
@@ -284,15 +285,16 @@ def timeline(r: Result) -> str:
         top = max(waits, key=waits.get, default=None)
         if top is None or row["db_cpu_s"] >= waits[top]:   # AWR ranks DB CPU among the timed events
             top = "DB CPU" if row["db_cpu_s"] > 0.0 else None
-        rows.append([figure(row["time_s"]), figure(row["tpm"]) if steady else f"{row['done_pct']:.1f}",
+        rows.append([figure(row["time_s"]), (figure(row["tpm"] / 60.0 if slob else row["tpm"]) if steady
+                                             else f"{row['done_pct']:.1f}"),
                      f"{row['run_queue']:.1f}", f"{row['cpu_usr']:.0f}", f"{row['cpu_sys']:.0f}",
                      f"{row['cpu_idle']:.0f}", *([f"{row['core_utilisation_mean']:.0f}"] if cmt else []),
                      f"{sum(v for k, v in row.items() if k.endswith('.iops')):,.0f}",
                      f"{sum(v for k, v in row.items() if k.endswith('.mb_per_s')):,.1f}",
                      "" if dev is None else f"{dev} {util[dev]:.0f}%",
                      top if top in (None, "DB CPU") else f"{top} {_ms(waits[top] / row[f'wait.{top}.waits'])} ms"])
-    head = ["t (s)", "TPM" if steady else "done %", "r", "us", "sy", "id", *(["pipe %"] if cmt else []), "IOPS",
-            "MB/s", "busiest %b", "top event (avg wait)"]
+    head = ["t (s)", ("logical reads/s" if slob else "TPM") if steady else "done %", "r", "us", "sy", "id",
+            *(["pipe %"] if cmt else []), "IOPS", "MB/s", "busiest %b", "top event (avg wait)"]
     every = format_quantity(r.inputs["run.interval"], "time")
     warm = ("; t up to 0: the warm-up, left out of every figure above" if any(row["warmup"] for row in r.timeline)
             else "")

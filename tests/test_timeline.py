@@ -172,3 +172,14 @@ def test_cli_plot_writes_the_png(tmp_path, tpcc, monkeypatch):
     assert got.exit_code == 0, got.output
     assert (tmp_path / "t.png").stat().st_size > 10_000 and "timeline drawn in" in got.stdout
     assert not math.isnan(tpcc[1].timeline[0]["tpm"])
+
+
+def test_slobs_timeline_gives_logical_reads_per_second_as_its_summary_does():
+    """SLOB's operations are logical reads, which its summary gives per second, not per minute as TPM: its timeline
+    too (8 sessions through a 1 GB cache on the Haswell-EP, every 2 s)."""
+    r = run(scenario.load(None, {"sessions": 8, "database.db_cache": "1 GB", "run.interval": "2 s",
+                                 "run.max_time": "4 s"}, profile="xeon-e5-2643v3-2s", workload="slob"))
+    lines = report.timeline(r).splitlines()
+    assert lines[1].split()[2:4] == ["logical", "reads/s"]
+    last = r.timeline[-1]
+    assert lines[-1].split()[1] == report.figure(last["tpm"] / 60.0)
