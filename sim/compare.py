@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.config import OltpsimError, read_text
+from sim.report import figure, settings as written, table
 from sim.result import Result, figure_unit
 
 MOVED = 0.01    # of the figure: a smaller change is not shown (every=True shows it)
@@ -60,8 +61,6 @@ def _number(v: Any) -> bool:
 
 def settings(a: Result, b: Result) -> list[tuple[str, str, str]]:
     """(setting, A's value, B's) for every input the two runs differ in, as --set writes it."""
-    from sim.report import settings as written
-
     sa, sb = ({k: v for k, v, _default in written(r)} for r in (a, b))
     for r, s in ((a, sa), (b, sb)):   # (a profile, a workload: not among the declared settings)
         s.update({k: str(r.inputs.get(k)) for k in ("profile", "workload")})
@@ -97,8 +96,6 @@ def differences(a: Result, b: Result, every: bool = False) -> list[dict]:
 
 
 def _value(v: Any, scale: float = 1.0) -> str:
-    from sim.report import figure
-
     if v is None:
         return "—"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -125,8 +122,6 @@ def _change(row: dict) -> str:
 def text(a: Result, b: Result, every: bool = False, names: tuple[str, str] = ("A", "B"),
          sources: tuple[str, str] = ("", "")) -> str:
     """The comparison as the report prints: the two runs, the settings that differ, the figures that moved."""
-    from sim.report import table
-
     na, nb = names
     parts = ["\n".join(f"{n}: {src + ' = ' if src else ''}{r.label} ({r.profile}, {r.workload}, seed {r.seed}, {r.status})"
                        for n, r, src in ((na, a, sources[0]), (nb, b, sources[1])))]
