@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sim.config import OltpsimError
 from sim.engine import wake_after
+from sim.units import format_quantity
 
 
 class Timeline:
@@ -144,7 +145,9 @@ def plot(result, path=None, events: int = 5):
         for ax in axes:
             ax.axvspan(t[0], 0.0, color="grey", alpha=0.15, lw=0)
         axes[0].text(t[0], 0.0, " warm-up", va="bottom", color="grey")
-    axes[0].set_title(f"{result.label} ({result.profile}, {result.workload}): every {span[0]:g} s")
+    # (run.interval, not the first row's span: a warm-up shorter than an interval gives a part one first)
+    every = format_quantity(result.inputs["run.interval"], "time")
+    axes[0].set_title(f"{result.label} ({result.profile}, {result.workload}): every {every}")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)

@@ -147,6 +147,14 @@ def test_plot_draws_four_panels_and_refuses_a_run_without_a_timeline(tpcc, tmp_p
         plot(plain)
 
 
+def test_the_plots_title_gives_run_interval_not_the_first_rows_span(tpcc):
+    """TPC-C's 2-s warm-up is one part interval of the 2.5-s run.interval: the title says every 2.5 s (it said every
+    2 s, the first row's span)."""
+    _p, r = tpcc
+    assert r.timeline[0]["span_s"] == pytest.approx(2.0)
+    assert plot(r).axes[0].get_title().endswith(": every 2.5 s")
+
+
 def test_cli_plot_needs_a_timeline_and_refuses_before_running(tmp_path, monkeypatch):
     """--plot without run.interval exits 2 before anything runs and writes nothing; an interval under 1 ms is bad
     input too; with one, the PNG is written."""
