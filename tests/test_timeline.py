@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 
 from sim import cli, report, scenario
 from sim.config import OltpsimError
+from sim.engine import Environment
 from sim.run import run
-from sim.timeline import plot
+from sim.timeline import Timeline, plot
 
 TPCC = {"users": "24", "think_time": "0 s", "keying_time": "0 s", "database.db_cache": "60 MB",
         "run.max_time": "7 s", "run.min_batches": "1000"}   # 7 s of 2.5-s intervals: a part one at the end
@@ -191,3 +193,59 @@ def test_slobs_timeline_gives_logical_reads_per_second_as_its_summary_does():
     assert lines[1].split()[2:4] == ["logical", "reads/s"]
     last = r.timeline[-1]
     assert lines[-1].split()[1] == report.figure(last["tpm"] / 60.0)
+
+
+def _bare(interval: float, strands: int = 2, busy=0.0, runq=0.0):
+    """A Timeline over hand-set counters: `busy` busy strands and `runq` runnable processes all along, one wait event
+    (its waits and time set by the test), no devices; a steady workload with no completions."""
+    env = Environment()
+    waits = {"log file sync": SimpleNamespace(waits=0, time=0.0)}
+    cpu = SimpleNamespace(cpu_count=strands, spec=SimpleNamespace(cores=strands, pipelines_per_core=1),
+                          areas_now=lambda: (busy * env.now, 0.0, busy * env.now))
+    system = SimpleNamespace(env=env, cpu=cpu, devices={},
+                             dispatcher=SimpleNamespace(run_queue_area_now=lambda: runq * env.now),
+                             instance=SimpleNamespace(waits=SimpleNamespace(events=waits)))
+    return Timeline(system, SimpleNamespace(kind="steady", completed=0), interval), env, waits
+
+
+def test_ten_thousand_1_ms_intervals_end_where_their_count_says_not_where_their_sum_drifts():
+    """Each wake-up is timed from the start (t0 + n x interval), not from the last one (now + interval): 10,000
+    additions of 0.001 (not a binary fraction) drift ~1e-12 s; timed from the start, each ends within an ulp of
+    n x 0.001."""
+    tl, env, _waits = _bare(0.001)
+    tl.start()
+    env.run(until=10.0005)
+    ends = [row["time_s"] for row in tl.rows]
+    assert len(ends) == 10_000
+    assert max(abs(end - (n + 1) * 0.001) for n, end in enumerate(ends)) < 1e-14
+
+
+def test_an_interval_ending_at_the_close_gives_no_empty_row_and_a_part_one_its_own_span():
+    """close() right after an interval's row adds nothing (a 0-s row would divide by 0); 0.1 s later it adds a 0.1-s
+    row."""
+    tl, env, _waits = _bare(0.25)
+    tl.start()
+    while env.peek() <= 0.5:   # (the wake-up at 0.5 too, which run(until=0.5) leaves)
+        env.step()
+    assert [row["time_s"] for row in tl.rows] == [0.25, 0.5]
+    tl.close()
+    assert len(tl.rows) == 2
+    env.run(until=0.6)
+    tl.close()
+    assert tl.rows[-1]["span_s"] == pytest.approx(0.1)
+
+
+def test_the_run_queue_is_per_interval_idle_never_below_0_and_an_event_only_where_a_wait_ended():
+    """3 processes runnable all along: r is 3 in every interval, not the run's total so far over the interval; a
+    saturated CPU's busy time an ulp past its strands' time (as a processor-sharing group's sums come out) is 0% idle,
+    not -2e-14%; an event shows in the interval where its waits ended, with only those, and in no other."""
+    tl, env, waits = _bare(0.25, strands=2, busy=2.0 * (1 + 4e-16), runq=3.0)
+    tl.start()
+    env.run(until=0.3)
+    waits["log file sync"] = SimpleNamespace(waits=2, time=0.01)
+    env.run(until=0.8)
+    tl.close()
+    assert [row["run_queue"] for row in tl.rows] == pytest.approx([3.0] * 4)
+    assert all(row["cpu_idle"] == 0.0 for row in tl.rows) and tl.rows[0]["cpu_usr"] > 100.0
+    assert [(row.get("wait.log file sync.waits"), row.get("wait.log file sync.time_s")) for row in tl.rows] == [
+        (None, None), (2, 0.01), (None, None), (None, None)]
