@@ -149,6 +149,33 @@ def test_plot_draws_four_panels_and_refuses_a_run_without_a_timeline(tpcc, tmp_p
         plot(plain)
 
 
+def test_the_plots_panels_hold_each_interval_from_its_start_to_its_end(tpcc):
+    """The data drawn, not only that it draws: TPC-C's rows end at 0 (the 2-s warm-up), 2.5, 5 and 7 s, so each line
+    and stack runs from the intervals' starts -2, 0, 2.5, 5 to the last's end, 7, its last value held to it; the
+    panels are 0-100% (the run queue's from 0 to 1 at least); the devices with any %b (the internal disk has none);
+    DB CPU and the top wait event by time (events=1), in sessions: their time per second of the interval; the
+    warm-up shaded from -2 s to 0."""
+    _p, r = tpcc
+    frame = r.timeline_frame()
+    fig = plot(r, events=1)
+    tput, cpu, devices, sessions, queue = fig.axes
+    starts = [-2.0, 0.0, 2.5, 5.0, 7.0]
+    assert list(tput.lines[0].get_xdata()) == pytest.approx(starts)
+    assert list(tput.lines[0].get_ydata()) == pytest.approx([*frame["tpm"], frame["tpm"].iloc[-1]])
+    assert tput.get_ylim()[0] == 0.0 and cpu.get_ylim() == (0.0, 100.0) and devices.get_ylim() == (0.0, 100.0)
+    assert queue.get_ylim() == (0.0, max(1.0, 1.1 * frame["run_queue"].max()))
+    assert [line.get_label() for line in devices.lines] == ["array"]
+    assert list(devices.lines[0].get_xdata()) == pytest.approx(starts)
+    waits = {c[5:-7]: frame[c].sum() for c in frame if c.startswith("wait.") and c.endswith(".time_s")}
+    top = max(waits, key=waits.get)
+    assert sessions.get_legend_handles_labels()[1] == ["DB CPU", top] and len(waits) > 1
+    stacked = (frame["db_cpu_s"] + frame[f"wait.{top}.time_s"]) / frame["span_s"]
+    heights = sessions.collections[-1].get_paths()[0].vertices[:, 1]
+    assert all(any(h == pytest.approx(v) for h in heights) for v in stacked)
+    (shade,) = tput.patches
+    assert (shade.get_x(), shade.get_width()) == pytest.approx((-2.0, 2.0))
+
+
 def test_the_plots_title_gives_run_interval_not_the_first_rows_span(tpcc):
     """TPC-C's 2-s warm-up is one part interval of the 2.5-s run.interval: the title says every 2.5 s (it said every
     2 s, the first row's span)."""
