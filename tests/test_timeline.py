@@ -130,6 +130,31 @@ def test_the_report_prints_a_line_per_interval_with_the_busiest_device_and_top_e
     assert all(("db file sequential read" in line or "log file sync" in line or "DB CPU" in line) for line in top)
 
 
+def test_the_reports_columns_for_hand_made_intervals(tpcc):
+    """Three intervals set by hand, each column checked: a warm-up's (t 0, so the header says t up to 0 is the
+    warm-up), 30.4% us and 9.6% sy, r 1.3, IOPS and MB/s summed over the devices (100 + 50, 1.5 + 0.5), the busiest
+    device (internal's 70%, not array's 20%) and DB CPU's 0.5 s above log file sync's 0.02 s; then 10 reads that took
+    0.05 s, 5 ms each, with no DB CPU; then nothing, which has no top event."""
+    import dataclasses
+
+    base = {"span_s": 2.5, "warmup": False, "tpm": 600.0, "run_queue": 1.3, "cpu_usr": 30.4, "cpu_sys": 9.6,
+            "cpu_idle": 60.0, "core_utilisation_mean": 40.0, "db_cpu_s": 0.0, "device.array.iops": 100.0,
+            "device.array.mb_per_s": 1.5, "device.array.util_pct": 20.0, "device.internal.iops": 50.0,
+            "device.internal.mb_per_s": 0.5, "device.internal.util_pct": 70.0}
+    rows = [{**base, "time_s": 0.0, "warmup": True, "db_cpu_s": 0.5, "wait.log file sync.waits": 4,
+             "wait.log file sync.time_s": 0.02},
+            {**base, "time_s": 2.5, "wait.db file sequential read.waits": 10,
+             "wait.db file sequential read.time_s": 0.05},
+            {**base, "time_s": 5.0}]
+    text = report.timeline(dataclasses.replace(tpcc[1], timeline=rows)).splitlines()
+    assert "t up to 0: the warm-up" in text[0]
+    cells = [line.split(None, 10) for line in text[3:]]
+    assert [c[0] for c in cells] == ["0", "2.5", "5"]
+    assert [c[1:10] for c in cells] == [["600", "1.3", "30", "10", "60", "40", "150", "2.0", "internal"]] * 3
+    assert [c[10].split(None, 1) for c in cells] == [["70%", "DB CPU"], ["70%", "db file sequential read 5.00 ms"],
+                                                     ["70%"]]
+
+
 def test_every_user_is_on_a_strand_runnable_or_waiting_in_every_interval(tpcc):
     """The sessions the plot stacks: 24 users that never think are each on a strand (DB CPU), in the run queue (r)
     or in a timed wait, so DB CPU + wait time per second + r is 24 in every interval, but for waits that straddle
