@@ -16,6 +16,8 @@ from sim.timeline import Timeline, plot
 
 TPCC = {"users": "24", "think_time": "0 s", "keying_time": "0 s", "database.db_cache": "60 MB",
         "run.max_time": "7 s", "run.min_batches": "1000"}   # 7 s of 2.5-s intervals: a part one at the end
+# 96 users that never think on the T5220's 64 strands, the database cached: ~17 runnable all along
+CPU_BOUND = {**{k: v for k, v in TPCC.items() if k != "database.db_cache"}, "users": "96", "run.max_time": "1 s"}
 RMAN = {"channels": "2", "datafiles_mb": [300.0, 120.0, 60.0], "run.max_time": "10000 s"}
 
 
@@ -31,15 +33,21 @@ def tpcc():
 
 
 @pytest.fixture(scope="module")
+def cpu_bound():
+    return _runs("tpcc", CPU_BOUND, "0.25 s")
+
+
+@pytest.fixture(scope="module")
 def rman():
     return _runs("rman", RMAN, "2 s")
 
 
-@pytest.mark.parametrize("runs", ["tpcc", "rman"])
+@pytest.mark.parametrize("runs", ["tpcc", "rman", "cpu_bound"])
 def test_watching_a_run_changes_none_of_its_figures(runs, request):
     """The timeline reads its counters without bringing them up to date (a processor-sharing group brought up to
-    date mid-step would move its next finish by a rounding, and every event after it), so every figure of the
-    run, to the last bit, is what the same run without a timeline gives; only its own wake-ups add events."""
+    date mid-step would move its next finish by a rounding, and every event after it; the run queue's area brought
+    up to date would be summed in other steps), so every figure of the run, to the last bit, is what the same run
+    without a timeline gives; only its own wake-ups add events. (cpu_bound: a run queue, which the others lack.)"""
     plain, watched = request.getfixturevalue(runs)
     assert watched.timeline and not plain.timeline
     a, b = plain.to_dict(), watched.to_dict()
@@ -301,3 +309,56 @@ def test_the_run_queue_is_per_interval_idle_never_below_0_and_an_event_only_wher
     assert all(row["cpu_idle"] == 0.0 for row in tl.rows) and tl.rows[0]["cpu_usr"] > 100.0
     assert [(row.get("wait.log file sync.waits"), row.get("wait.log file sync.time_s")) for row in tl.rows] == [
         (None, None), (2, 0.01), (None, None), (None, None)]
+
+
+@pytest.mark.parametrize("workload, params, interval", [("tpcc", TPCC, "2.5 s"), ("rman", RMAN, "2 s")])
+def test_a_run_out_of_memory_keeps_its_timeline_up_to_the_end(workload, params, interval, monkeypatch):
+    """Processes past RAM + swap 5 s in (memory exhausted, as by hand) end the run out_of_memory: its timeline is
+    the intervals that led there, tiling the simulated time from 0 to the end, not dropped."""
+    import sim.run
+
+    watch = sim.run._watch
+
+    def watch_then_exhaust(system, w):
+        system.env.timeout(5.0).callbacks.append(lambda _e: system.vm.exhausted.succeed())
+        return watch(system, w)
+
+    monkeypatch.setattr(sim.run, "_watch", watch_then_exhaust)
+    r = run(scenario.load(None, {**params, "run.interval": interval}, profile="t5220", workload=workload))
+    assert r.status == "out_of_memory" and r.timeline
+    assert sum(row["span_s"] for row in r.timeline) == pytest.approx(r.simulated_time) and r.simulated_time >= 5.0
+
+
+def test_the_read_only_peeks_are_what_bringing_the_counters_up_to_date_gives(monkeypatch):
+    """At each reading (CPU_BOUND, every 10 ms so that some readings find a write in flight), every pipeline group's
+    busy, sys and issuing strand-seconds, the run queue's process-seconds and each disk's busy seconds read without
+    bringing them up to date are what bringing them up to date then gives, the time since each one's last change
+    (busy, queued, I/O in flight) included. A row's figures rest on it: their sum over the run
+    telescopes to the last reading less the first, and would hide an interval's missing part found in the next."""
+    import sim.timeline
+
+    seen = {"busy": 0.0, "runq": 0.0, "util": 0.0}
+
+    def check(tl):
+        s = tl.system
+        peeks = [g.areas_now() for g in s.cpu.groups]
+        runq = s.dispatcher.run_queue_area_now()
+        disks = [d for dev in s.devices.values() for d in getattr(dev, "disks", [dev])]
+        utils = [d.util.area_now() for d in disks]
+        for g, peek in zip(s.cpu.groups, peeks):
+            seen["busy"] += g.busy * (s.env.now - g.t_last)
+            g._advance()
+            assert (g.area_busy, g.area_sys, g.area_issue) == pytest.approx(peek, rel=1e-12, abs=1e-15)
+        seen["runq"] += runq - s.dispatcher.area_runq
+        s.dispatcher._account()
+        assert s.dispatcher.area_runq == pytest.approx(runq, rel=1e-12)
+        for d, util in zip(disks, utils):
+            seen["util"] += util - d.util.area
+            d.util.set(d.util.value)
+            assert d.util.area == pytest.approx(util, rel=1e-12)
+        return reading(tl)
+
+    reading = sim.timeline.Timeline._reading
+    monkeypatch.setattr(sim.timeline.Timeline, "_reading", check)
+    run(scenario.load(None, {**CPU_BOUND, "run.interval": "10 ms"}, profile="t5220", workload="tpcc"))
+    assert seen["busy"] > 0.0 and seen["runq"] > 0.0 and seen["util"] > 0.0   # (each peek had something to add)
