@@ -97,3 +97,75 @@ def test_cli_compares_two_json_results_and_refuses_what_is_not_one(tmp_path):
     assert got.exit_code == 2 and "none.json" in got.stderr
     with pytest.raises(OltpsimError, match="not JSON"):
         cmp.load(tmp_path / "x.json")
+
+
+def test_a_figure_moved_from_exactly_1_percent_or_half_a_point_and_its_change_from_0_or_below_0():
+    """The thresholds are inclusive, as the text says ('by 1% or more, 0.5 points for a %'): 100 -> 101 is shown and
+    100 -> 100.9 not; vmstat's sy 10 -> 10.5 is shown and 10 -> 10.4 not. A figure below 0 that rises by half its
+    size has changed +50% (relative to its size, not its sign); one that was 0 is new; 0 beside 0 has not moved."""
+    a, _ = _b()
+    a = dataclasses.replace(a, cpu_sys=10.0, extra={**a.extra, "x": 100.0, "y": 100.0, "neg": -2.0, "zero": 0.0,
+                                                    "both0": 0.0})
+    b = dataclasses.replace(a, cpu_sys=10.5, extra={**a.extra, "x": 101.0, "y": 100.9, "neg": -1.0, "zero": 3.0})
+    rows = {r["figure"]: r for r in cmp.differences(a, b)}
+    assert set(rows) == {"cpu_sys", "extra.x", "extra.neg", "extra.zero"}
+    assert rows["extra.neg"]["change"] == pytest.approx(0.5) and rows["extra.zero"]["change"] == math.inf
+    assert cmp._change(rows["extra.zero"]) == "new" and cmp._change(rows["cpu_sys"]) == "+0.5 pt"
+    assert "cpu_sys" not in {r["figure"] for r in cmp.differences(a, dataclasses.replace(b, cpu_sys=10.4))}
+
+
+def test_noise_is_both_intervals_combined_in_quadrature_and_a_nan_interval_is_none():
+    """A's and B's TPM half-widths 2,469.1 each: together sqrt(2) x 2,469.1 = 3,492 TPM, not their sum 4,938; a
+    4,000-TPM change is beyond it, and the text says a 3,000-TPM one is within it. A half-width that is NaN (too few
+    batches) is no interval: no word on noise."""
+    a, b = _b()
+    four = {r["figure"]: r for r in cmp.differences(a, dataclasses.replace(b, tpm=a.tpm + 4000.0))}
+    assert four["tpm"]["beyond_noise"] is True
+    (line,) = [ln for ln in cmp.text(a, dataclasses.replace(b, tpm=a.tpm + 3000.0)).splitlines()
+               if ln.startswith("tpm ")]
+    assert line.endswith("+2.4% within noise")
+    nan = {r["figure"]: r for r in cmp.differences(a, dataclasses.replace(b, tpm_half_width=math.nan))}
+    assert nan["tpm"]["beyond_noise"] is None
+
+
+def test_every_figure_leaves_out_the_inputs_intervals_and_provenance_and_keeps_a_flag_a_flag():
+    """every=True shows every figure, but not the inputs (they are the settings above it), the half-widths (they
+    are the noise words) nor how it was run; a flag is a text, True beside False with no change; a
+    figure that is NaN in one run (no value) beside a number has moved, with no change to give; a seconds figure
+    other than a response time stays in seconds (wait time 0.1 s, not 100)."""
+    a, b = _b()
+    a = dataclasses.replace(a, extra={**a.extra, "flag": True, "n": math.nan})
+    b = dataclasses.replace(b, extra={**b.extra, "flag": False, "n": 5.0})
+    every = {r["figure"]: r for r in cmp.differences(a, b, every=True)}
+    assert not [f for f in every if f.startswith("in.") or f.endswith(("half_width", "_ci95")) or f == "seed"]
+    assert every["extra.flag"]["change"] is None and cmp._shown(every["extra.flag"])[2:] == ["True", "False", ""]
+    assert cmp._shown(every["wait.db file sequential read.time_s"])[1:4] == ["s", "—", "0.1"]
+    assert cmp._shown({r["figure"]: r for r in cmp.differences(a, b)}["extra.n"])[2:] == ["—", "5", ""]
+    assert "rt.new_order.p99" not in {r["figure"] for r in cmp.differences(
+        a, dataclasses.replace(a, response={"new_order": {**a.response["new_order"], "p99": 1.0}}))}
+
+
+def test_a_profile_or_workload_that_differs_is_a_setting_that_differs():
+    """The profile and the workload are not among the declared settings; a what-if on another machine says so."""
+    a, _ = _b()
+    a = dataclasses.replace(a, inputs={**a.inputs, "profile": "t5220", "workload": "tpcc"})
+    b = dataclasses.replace(a, inputs={**a.inputs, "profile": "t5440"})
+    assert cmp.settings(a, b) == [("profile", "t5220", "t5440")]
+
+
+def test_cli_names_each_file_beside_its_run_takes_all_and_reads_a_result_without_its_optional_figures(tmp_path):
+    """A: the first file, B: the second; --all shows every figure (the counts too); a result written without the
+    figures a Result defaults (an older run's, with no timeline) is still one."""
+    a, b = _b()
+    (tmp_path / "a.json").write_text(a.to_json())
+    (tmp_path / "b.json").write_text(b.to_json())
+    files = [str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    got = CliRunner().invoke(cli.main, ["compare", *files, "--all"])
+    assert got.exit_code == 0, got.output
+    first, second = got.stdout.splitlines()[:2]
+    assert first.startswith(f"A: {files[0]} = ") and second.startswith(f"B: {files[1]} = ")
+    assert "\nEvery figure\n" in got.stdout and "\nwait.db file sequential read.waits " in got.stdout
+    data = json.loads(a.to_json())
+    del data["timeline"], data["wall_time"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    assert cmp.load(tmp_path / "old.json").timeline == []
