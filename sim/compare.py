@@ -79,7 +79,9 @@ def differences(a: Result, b: Result, every: bool = False) -> list[dict]:
             continue
         if not every and (name.endswith(DETAIL_SUFFIXES) or name.startswith(DETAIL_PREFIXES)):
             continue
-        va, vb = fa.get(name), fb.get(name)
+        # (NaN or inf is no figure, as in the JSON `run --json` writes: null; a run beside itself moved nowhere)
+        va, vb = (None if isinstance(v, float) and not math.isfinite(v) else v
+                  for v in (fa.get(name), fb.get(name)))
         unit = figure_unit(name)
         row = {"figure": name, "unit": unit, "a": va, "b": vb, "change": None, "points": unit == "%", "beyond_noise": None}
         if _number(va) and _number(vb):

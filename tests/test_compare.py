@@ -130,17 +130,19 @@ def test_noise_is_both_intervals_combined_in_quadrature_and_a_nan_interval_is_no
 
 def test_every_figure_leaves_out_the_inputs_intervals_and_provenance_and_keeps_a_flag_a_flag():
     """every=True shows every figure, but not the inputs (they are the settings above it), the half-widths (they
-    are the noise words) nor how it was run; a flag is a text, True beside False with no change; a
-    figure that is NaN in one run (no value) beside a number has moved, with no change to give; a seconds figure
-    other than a response time stays in seconds (wait time 0.1 s, not 100)."""
+    are the noise words) nor how it was run; a flag is a text, True beside False with no change; NaN or inf is no
+    figure, as in the JSON a run writes (only in B beside a number; NaN beside NaN was listed as moved); a seconds
+    figure other than a response time stays in seconds (wait time 0.1 s, not 100)."""
     a, b = _b()
-    a = dataclasses.replace(a, extra={**a.extra, "flag": True, "n": math.nan})
-    b = dataclasses.replace(b, extra={**b.extra, "flag": False, "n": 5.0})
+    a = dataclasses.replace(a, extra={**a.extra, "flag": True, "n": math.nan, "inf": math.inf})
+    b = dataclasses.replace(b, extra={**b.extra, "flag": False, "n": 5.0, "inf": 5.0})
     every = {r["figure"]: r for r in cmp.differences(a, b, every=True)}
     assert not [f for f in every if f.startswith("in.") or f.endswith(("half_width", "_ci95")) or f == "seed"]
     assert every["extra.flag"]["change"] is None and cmp._shown(every["extra.flag"])[2:] == ["True", "False", ""]
     assert cmp._shown(every["wait.db file sequential read.time_s"])[1:4] == ["s", "—", "0.1"]
-    assert cmp._shown({r["figure"]: r for r in cmp.differences(a, b)}["extra.n"])[2:] == ["—", "5", ""]
+    moved = {r["figure"]: r for r in cmp.differences(a, b)}
+    assert cmp._shown(moved["extra.n"])[2:] == cmp._shown(moved["extra.inf"])[2:] == ["—", "5", "only in B"]
+    assert cmp.differences(a, a) == []   # (NaN beside NaN: not moved)
     assert "rt.new_order.p99" not in {r["figure"] for r in cmp.differences(
         a, dataclasses.replace(a, response={"new_order": {**a.response["new_order"], "p99": 1.0}}))}
 
