@@ -290,6 +290,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     """Run many what-ifs: every point x replication, saved as it finishes, resumable."""
     from sim import sweep as sw
     from sim.report import figure, table
+    from sim.result import figure_unit
 
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
@@ -322,17 +323,20 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if m != res.metric:   # the summary file holds the figure asked for too
         sw.write_summary(res, m)
     summ = res.summary([m])
+    # the figure's unit in its header, a response time in ms as the report prints them (flat() keeps seconds)
+    unit = figure_unit(m)
+    scale, unit = (1000.0, "ms") if m.startswith("rt.") and unit == "s" else (1.0, unit)
     rows = []
     for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)
-        ci = "" if math.isnan(r[f"{m}.ci95"]) else f"± {figure(r[f'{m}.ci95'])}"
+        ci = "" if math.isnan(r[f"{m}.ci95"]) else f"± {figure(scale * r[f'{m}.ci95'])}"
         outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else ""
         status, _, why = outcome.partition(": ")
         outcome = f"{status}: {why.split(']: ', 1)[-1]}" if outcome else ""  # the point is on the row already
         top = r.get("busiest")
         top = f"{top} {r['busiest.pct']:.0f}%" if isinstance(top, str) and top else ""   # (busiest_pct: a metric)
         rows.append([r["point"], *(_point_value(r[k]) for k in res.varied), f"{r['runs'] - r['failed']}/{r['runs']}",
-                     "" if math.isnan(r[m]) else figure(r[m]), ci, top, outcome[:100]])
-    click.echo(table(["point", *res.varied, "ok", m, "95% CI", "busiest", "outcome"], rows,
+                     "" if math.isnan(r[m]) else figure(scale * r[m]), ci, top, outcome[:100]])
+    click.echo(table(["point", *res.varied, "ok", f"{m} ({unit})" if unit else m, "95% CI", "busiest", "outcome"], rows,
                       "r" + "l" * len(res.varied) + "rrrll"))
     _say_not_steady(res.table)
     if plot_x:

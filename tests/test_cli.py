@@ -376,3 +376,16 @@ def test_a_sweep_that_varies_the_profile_needs_no_profile_option(monkeypatch, tm
     assert seen == ["t5220", "t5440"]
     got = CliRunner().invoke(cli.main, ["sweep", "--workload", "tpcc", "--vary", "users=8,16"])
     assert got.exit_code == 2 and "give a scenario file, or both --profile and --workload (or vary them)" in got.stderr
+
+
+def test_the_sweep_table_gives_its_figures_unit_and_response_times_in_ms(monkeypatch, tmp_path):
+    """--metric rt.new_order.mean printed 0.0123 with no unit (flat() keeps seconds): in ms, as the report and
+    compare print response times, its unit in the header; TPM's header says TPM."""
+    _serial_sweep(monkeypatch, lambda users, profile, nth: _steady_result())
+    got = CliRunner().invoke(cli.main, ["sweep", *TPCC[:4], "--vary", "users=8", "--metric", "rt.new_order.mean",
+                                        "--out", str(tmp_path / "a")])
+    assert got.exit_code == 0, got.output
+    head, _rule, row = got.stdout.splitlines()[:3]
+    assert "rt.new_order.mean (ms)" in head and row.split()[:4] == ["0", "8", "1/1", "12.3"]
+    got = CliRunner().invoke(cli.main, ["sweep", *TPCC[:4], "--vary", "users=8", "--out", str(tmp_path / "b")])
+    assert "tpm (TPM)" in got.stdout.splitlines()[0] and got.stdout.splitlines()[2].split()[3] == "123,456"
