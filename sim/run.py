@@ -274,7 +274,8 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
     result.tpm = report.pop("tpm")
     result.throughput_per_s = report.pop("throughput_per_s")
     means, per = batches.batches()
-    result.tpm_half_width = batch_means_halfwidth(means) * 60.0
+    # (nothing completed: no interval, not a ± 0 that would read as a measured zero)
+    result.tpm_half_width = batch_means_halfwidth(means) * 60.0 if workload.completed else math.nan
     result.response = report.pop("response", {})
     for t, figures in result.response.items():   # (of the mean: the percentiles' would need the batches' histograms)
         figures["mean_ci95"] = responses[t].halfwidth() if t in responses else float("nan")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 
 import pytest
 
@@ -581,3 +583,11 @@ def test_the_write_caches_are_first_watched_half_way_through_the_warm_up():
                                             "b": types.SimpleNamespace(cache=caches[1]), "c": types.SimpleNamespace()})
     _warm_up(system, types.SimpleNamespace(extra={}))
     assert [c.watched for c in caches] == [[11.0], [11.0]] and watched == [11.0] and system.env.now == 12.0
+
+
+def test_a_run_in_which_nothing_completed_has_no_interval_not_plus_or_minus_0():
+    """4 users keying and thinking ~21 s a transaction, measured for 1 s: none completes. 0 TPM with a 95% interval
+    of ± 0 read as a measured zero in the data (JSON, sweeps, compare); it has no interval (NaN, null in JSON)."""
+    r = run(scenario.load(None, {"users": 4, "run.max_time": "1 s"}, profile="t5220", workload="tpcc"))
+    assert r.status == "ok" and r.tpm == 0.0 and math.isnan(r.tpm_half_width)
+    assert json.loads(r.to_json())["tpm_half_width"] is None
