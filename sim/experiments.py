@@ -25,7 +25,7 @@ from sim.config import OltpsimError, Source, build, param, read_yaml, replace_pa
 from sim.metrics import batch_means_halfwidth
 from sim.executors import executor_failed, open_executor
 from sim.report import figure, table
-from sim.result import BY_NAME_PREFIXES, Result
+from sim.result import BY_NAME_PREFIXES, Result, figure_unit
 from sim.shapes import ClaimSpec, Verdict, verdict
 
 
@@ -77,6 +77,9 @@ class MetricSpec:
         elif kind == "relative" and value == 0:
             raise src.bad(value, f"a number other than 0: tolerance {self.tolerance} is a share of it (an "
                                  "absolute one is written as '5 points')")
+        elif value < 0 and self.relative_to is None and figure_unit(self.result):
+            # (a throughput, a time, a rate, a percentage: none is below 0; a change relative_to a row may be)
+            raise src.bad(value, f"a number at least 0: {self.result} in {figure_unit(self.result)} is never negative")
 
 
 @dataclass(frozen=True, kw_only=True)

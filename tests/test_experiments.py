@@ -317,6 +317,23 @@ def test_a_tolerance_no_figure_can_meet_or_every_figure_meets_is_refused(tmp_pat
             ex.select([str(bad)])
 
 
+def test_a_negative_published_throughput_is_refused_when_the_file_is_read(tmp_path):
+    """-2000 TPM under a 10% tolerance was scored (median |error| 1,479,160.7%) with no word: no throughput, time,
+    rate or percentage is below 0. A change relative to another row may be: taken."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_my_table(1000, -2000))
+    with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[1\]\.published\.tpm: got -2000; expected a number at "
+                                           r"least 0: tpm in TPM is never negative"):
+        ex.select([str(bad)])
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(_my_table(1000, 2000).replace(
+        "  tpm: {result: tpm, unit: TPM, tolerance: 10%}",
+        "  tpm: {result: tpm, unit: TPM, tolerance: 10%}\n  gain: {result: tpm, unit: '%', tolerance: 5 points, "
+        "relative_to: 4 users}").replace("published: {tpm: 2000}}", "published: {tpm: 2000, gain: -5}}"))
+    (exp,) = ex.select([str(ok)])
+    assert exp.rows[1].published["gain"] == -5
+
+
 @pytest.mark.parametrize("where", ["result", "predict"])
 def test_a_figure_the_runs_do_not_have_is_refused_with_the_ones_they_have(tmp_path, where):
     """A misspelt figure printed '—' in every row (scored NO) with no word of why; the error names the file (it
