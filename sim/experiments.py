@@ -77,9 +77,13 @@ class MetricSpec:
         elif kind == "relative" and value == 0:
             raise src.bad(value, f"a number other than 0: tolerance {self.tolerance} is a share of it (an "
                                  "absolute one is written as '5 points')")
-        elif value < 0 and self.relative_to is None and figure_unit(self.result):
-            # (a throughput, a time, a rate, a percentage: none is below 0; a change relative_to a row may be)
+        elif value < 0 and self.relative_to is None and figure_unit(self.result) in NEVER_NEGATIVE:
             raise src.bad(value, f"a number at least 0: {self.result} in {figure_unit(self.result)} is never negative")
+
+
+# The units of figures that are never below 0: a throughput, a rate, a time (a % may be a change: extra.change_pct;
+# so may any figure relative_to a row)
+NEVER_NEGATIVE = ("TPM", "tx/s", "IOPS", "MB/s", "s", "ms")
 
 
 @dataclass(frozen=True, kw_only=True)

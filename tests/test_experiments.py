@@ -318,8 +318,8 @@ def test_a_tolerance_no_figure_can_meet_or_every_figure_meets_is_refused(tmp_pat
 
 
 def test_a_negative_published_throughput_is_refused_when_the_file_is_read(tmp_path):
-    """-2000 TPM under a 10% tolerance was scored (median |error| 1,479,160.7%) with no word: no throughput, time,
-    rate or percentage is below 0. A change relative to another row may be: taken."""
+    """-2000 TPM under a 10% tolerance was scored (median |error| 1,479,160.7%) with no word: no throughput, time
+    or rate is below 0. A change relative to another row may be: taken."""
     bad = tmp_path / "bad.yaml"
     bad.write_text(_my_table(1000, -2000))
     with pytest.raises(OltpsimError, match=r"bad\.yaml: rows\[1\]\.published\.tpm: got -2000; expected a number at "
