@@ -290,7 +290,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     """Run many what-ifs: every point x replication, saved as it finishes, resumable."""
     from sim import sweep as sw
     from sim.report import figure, table
-    from sim.result import figure_unit
+    from sim.result import shown_unit
 
     if scheduler and dask_local:
         raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
@@ -323,9 +323,7 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     if m != res.metric:   # the summary file holds the figure asked for too
         sw.write_summary(res, m)
     summ = res.summary([m])
-    # the figure's unit in its header, a response time in ms as the report prints them (flat() keeps seconds)
-    unit = figure_unit(m)
-    scale, unit = (1000.0, "ms") if m.startswith("rt.") and unit == "s" else (1.0, unit)
+    scale, unit = shown_unit(m)   # (its unit in the header; a response time in ms)
     rows = []
     for r in summ.to_dict("records"):   # (iterrows would turn every number into a float)
         ci = "" if math.isnan(r[f"{m}.ci95"]) else f"± {figure(scale * r[f'{m}.ci95'])}"

@@ -16,7 +16,7 @@ from typing import Any
 
 from sim.config import OltpsimError, read_text
 from sim.report import figure, settings as written, table
-from sim.result import Result, figure_unit
+from sim.result import Result, figure_unit, shown_unit
 
 MOVED = 0.01    # of the figure: a smaller change is not shown (every=True shows it)
 POINTS = 0.5    # percentage points, for a figure in %
@@ -50,9 +50,14 @@ def load(path: str | Path) -> Result:
 
 
 def _half_width(flat: dict, name: str) -> float | None:
-    hw = flat.get(HALF_WIDTH.get(name, name.removesuffix(".mean") + ".mean_ci95" if name.startswith("rt.") and
-                                 name.endswith(".mean") else ""))
-    return hw if isinstance(hw, (int, float)) and math.isfinite(hw) else None
+    """The figure's 95% half-width where the run gives one: the TPM's, a mean response time's (rt.T.mean_ci95)."""
+    if name in HALF_WIDTH:
+        hw = flat.get(HALF_WIDTH[name])
+    elif name.startswith("rt.") and name.endswith(".mean"):
+        hw = flat.get(name + "_ci95")
+    else:
+        return None
+    return hw if _number(hw) else None
 
 
 def _number(v: Any) -> bool:
@@ -107,7 +112,7 @@ def _value(v: Any, scale: float = 1.0) -> str:
 
 def _shown(row: dict) -> list[str]:
     """A row of the text: a response time in ms, as the report prints them (flat() keeps seconds)."""
-    scale, unit = (1000.0, "ms") if row["figure"].startswith("rt.") and row["unit"] == "s" else (1.0, row["unit"])
+    scale, unit = shown_unit(row["figure"])
     return [row["figure"], unit, _value(row["a"], scale), _value(row["b"], scale), _change(row)]
 
 

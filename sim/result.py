@@ -220,6 +220,13 @@ def figure_unit(name: str) -> str:
     return ""
 
 
+def shown_unit(name: str) -> tuple[float, str]:
+    """(scale, unit) a figure is printed in: figure_unit's, but a response time in ms, as the report prints them
+    (flat() keeps seconds)."""
+    unit = figure_unit(name)
+    return (1000.0, "ms") if name.startswith("rt.") and unit == "s" else (1.0, unit)
+
+
 def known_figure(name: str) -> bool:
     """Whether `name` can be a figure of a run: one every run has, or one under a prefix whose
     names only the run knows (checked against the results once they exist)."""
