@@ -16,7 +16,7 @@ from typing import Any
 
 from sim.config import OltpsimError, read_text
 from sim.report import figure, settings as written, table
-from sim.result import Result, figure_unit, shown_unit
+from sim.result import HALF_WIDTH, Result, figure_unit, half_width, is_number, shown_unit
 
 MOVED = 0.01    # of the figure: a smaller change is not shown (every=True shows it)
 POINTS = 0.5    # percentage points, for a figure in %
@@ -25,8 +25,6 @@ PROVENANCE = ("simulated_time", "measured_time", "wall_time", "events", "seed") 
 # a response time beside its mean and p90, the run's own bookkeeping, and the memory account's lines.
 DETAIL_SUFFIXES = (".count", ".waits", ".time_s", ".p50", ".p99", ".drive_ops_per_s", ".avg_service_ms")
 DETAIL_PREFIXES = ("throughput_per_s", "extra.batch", "extra.memory.", "extra.response_time_law.law")
-# a figure whose 95% half-width the run gives beside it (the TPM's from batch means, a mean response time's)
-HALF_WIDTH = {"tpm": "tpm_half_width"}
 
 
 def load(path: str | Path) -> Result:
@@ -47,21 +45,6 @@ def load(path: str | Path) -> Result:
     if unknown:
         raise OltpsimError(f"{path}: {', '.join(unknown)}: not a figure of a result; {expected}")
     return Result(**data)
-
-
-def _half_width(flat: dict, name: str) -> float | None:
-    """The figure's 95% half-width where the run gives one: the TPM's, a mean response time's (rt.T.mean_ci95)."""
-    if name in HALF_WIDTH:
-        hw = flat.get(HALF_WIDTH[name])
-    elif name.startswith("rt.") and name.endswith(".mean"):
-        hw = flat.get(name + "_ci95")
-    else:
-        return None
-    return hw if _number(hw) else None
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def settings(a: Result, b: Result) -> list[tuple[str, str, str]]:
@@ -89,10 +72,10 @@ def differences(a: Result, b: Result, every: bool = False) -> list[dict]:
                   for v in (fa.get(name), fb.get(name)))
         unit = figure_unit(name)
         row = {"figure": name, "unit": unit, "a": va, "b": vb, "change": None, "points": unit == "%", "beyond_noise": None}
-        if _number(va) and _number(vb):
+        if is_number(va) and is_number(vb):
             row["change"] = vb - va if unit == "%" else ((vb - va) / abs(va) if va else (0.0 if vb == va else math.inf))
             moved = abs(row["change"]) >= (POINTS if unit == "%" else MOVED)
-            ha, hb = _half_width(fa, name), _half_width(fb, name)
+            ha, hb = half_width(fa, name), half_width(fb, name)
             if ha is not None and hb is not None:
                 row["beyond_noise"] = abs(vb - va) > math.hypot(ha, hb)
         else:

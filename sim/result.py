@@ -233,6 +233,27 @@ def known_figure(name: str) -> bool:
     return name in FIGURES or any(name.startswith(p) and len(name) > len(p) for p in FIGURE_PREFIXES)
 
 
+def is_number(v: Any) -> bool:
+    """A figure that is a number: finite, not a flag (True is 1 to Python)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# a figure whose 95% half-width the run gives beside it (the TPM's from batch means, a mean response time's)
+HALF_WIDTH = {"tpm": "tpm_half_width"}
+
+
+def half_width(row: dict, name: str) -> float | None:
+    """The figure's 95% half-width where the run gives one (a flat() row): the TPM's, a mean response time's
+    (rt.T.mean_ci95)."""
+    if name in HALF_WIDTH:
+        hw = row.get(HALF_WIDTH[name])
+    elif name.startswith("rt.") and name.endswith(".mean"):
+        hw = row.get(name + "_ci95")
+    else:
+        return None
+    return hw if is_number(hw) else None
+
+
 def finite(x: Any) -> Any:
     """x with every float that is not a number (NaN, an infinite interval) as None, JSON's null, all the way down."""
     if isinstance(x, float):
