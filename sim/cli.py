@@ -292,14 +292,9 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
     from sim.report import figure, table
     from sim.result import shown_unit
 
-    if scheduler and dask_local:
-        raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
-    if jobs is not None and (scheduler or dask_local):   # (it was silently ignored)
-        raise OltpsimError(f"-j {jobs}: local worker processes; with {'--scheduler' if scheduler else '--dask-local'} "
-                           "the Dask cluster runs the runs: give one of them")
+    kind = _executor_kind(jobs, scheduler, dask_local)
     fixed = _parse_sets(sets)
     scenario = scenario_file or {}
-    kind = "dask" if (scheduler or dask_local) else "process"
     vary = sw.parse_vary(varies) or None
     points = sw.read_points(points_file) if points_file else None
     varied = list(dict.fromkeys(k for p in (points or sw.grid(vary or {})) for k in p))
@@ -351,6 +346,74 @@ def sweep(scenario_file, profile, workload, varies, points_file, sets, replicati
         sys.exit(1)
     if not (status == "ok").any():
         click.echo(f"oltpsim: none of the {len(status)} runs gave figures (the outcome column says why)", err=True)
+        sys.exit(1)
+
+
+def _executor_kind(jobs, scheduler, dask_local) -> str:
+    """Where a sweep's runs go: local processes (-j), or a Dask cluster (--scheduler, --dask-local)."""
+    if scheduler and dask_local:
+        raise OltpsimError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
+    if jobs is not None and (scheduler or dask_local):   # (it was silently ignored)
+        raise OltpsimError(f"-j {jobs}: local worker processes; with {'--scheduler' if scheduler else '--dask-local'} "
+                           "the Dask cluster runs the runs: give one of them")
+    return "dask" if (scheduler or dask_local) else "process"
+
+
+@main.command()
+@_scenario_source
+@click.option("--factor", "factors", multiple=True, metavar="KEY[+KEY...]",
+              help="a setting to move (default: the machine's CPU, memory and the storage the run used); settings "
+                   "joined by + move together: hardware.memory.latency+remote_latency")
+@click.option("--step", default="10%", show_default=True, help="how far below and above its value each factor goes")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a setting fixed for every run")
+@click.option("--replications", "-r", type=click.IntRange(min=1), default=1, show_default=True,
+              help="runs per end; the interval of an elasticity then comes from their spread")
+@click.option("--metric", help="the figure (default: the workload's own: tpm, a batch job's elapsed, slob's iops)")
+@click.option("--out", type=click.Path(file_okay=False), callback=_a_path,
+              help="output folder (default: sensitivity-<profile>-<workload>); rerun with it to resume")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="local worker processes (default: all cores)")
+@click.option("--scheduler", metavar="tcp://HOST:PORT", help="run on the Dask cluster of this scheduler")
+@click.option("--dask-local", type=click.IntRange(min=1), metavar="N", help="run on a Dask LocalCluster of N processes started here")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), callback=_a_path,
+              help="draw the factors as a tornado chart (PNG)")
+def sensitivity(scenario_file, profile, workload, factors, step, sets, replications, metric, out, jobs, scheduler,
+                dask_local, plot_file):
+    """Which factor moves the figure most: each a step below and above its value, ranked by elasticity
+    (% change of the figure per 1% of the factor). Exits 1 when the base gives no figure or a run crashed."""
+    from sim import sensitivity as sn
+    from sim.result import is_number
+    from sim.units import UnitError, parse
+
+    kind = _executor_kind(jobs, scheduler, dask_local)
+    _require_scenario(scenario_file, profile, workload)
+    try:
+        frac = parse(step, "fraction")
+    except UnitError as exc:
+        raise OltpsimError(f"--step {step!r}: {exc}") from None
+    if metric is not None:
+        _check_metric(metric)
+    fixed = _parse_sets(sets)
+    _refuse_named_twice(fixed, profile, workload)
+    fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
+    if out is not None:
+        from sim.sweep import check_inputs_outside
+        check_inputs_outside(Path(out), scenario_file)
+    _check_output_file("--plot", plot_file, (scenario_file, profile))
+    s = sn.sensitivity(scenario_file or {}, list(factors), frac, replications=replications, metric=metric,
+                       overrides=fixed, out=out, executor=kind, workers=dask_local or jobs, scheduler=scheduler)
+    click.echo(s.text())
+    click.echo(f"wrote {s.out / 'sensitivity.csv'}", err=True)
+    if plot_file:
+        s.plot(plot_file)
+        click.echo(f"wrote {plot_file}", err=True)
+    status = s.runs["status"]
+    if (status == "error").any():   # a fault of oltpsim's, not an outcome of the scenario
+        click.echo(f"oltpsim: {int((status == 'error').sum())} of {len(status)} runs ended in an error (the "
+                   f"tracebacks are in {s.out / 'points.jsonl'}; the same command again runs them again)", err=True)
+        sys.exit(1)
+    if not is_number(s.base):
+        click.echo("oltpsim: the base gave no figure, so no factor has an elasticity (the outcome column says why)",
+                   err=True)
         sys.exit(1)
 
 

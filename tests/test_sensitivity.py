@@ -1,0 +1,271 @@
+"""Sensitivity (sim/sensitivity.py): each factor's ends, the elasticity from common-random-number pairs, and what the
+model's mechanisms make of a faster clock or slower memory.
+
+The arithmetic is pinned with sim.run.run stubbed by a figure that is a known power of the factors (its
+elasticity is the exponent, exactly); the mechanisms with real runs: on one saturated UltraSPARC T2 core the
+pipelines hide memory latency, so the clock carries all of it, while the rx5670's in-order Itanium 2 splits it
+as its CPI stack does."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from sim import cli
+from sim import sensitivity as sn
+from sim import sweep as sw
+from sim.config import OltpsimError
+from sim.scenario import apply_overrides, resolve
+from sim.units import exact_quantity, parse
+from tests.test_report import _steady_result
+
+TINY_RUN = {"warmup": "0.2 s", "batch": "0.2 s", "min_batches": 2, "max_time": "0.4 s"}
+BASE = {"profile": "t5220", "workload": "tpcc", "params": {"users": 2, "think_time": "0 s", "keying_time": "0 s"},
+        "run": TINY_RUN}
+GB, MB = 1024.0**3, 1024.0**2
+
+
+def _stub(monkeypatch, figure, half_width=None):
+    """sim.run.run as a Result whose TPM is figure(scenario, replication's seed); the scenarios run recorded."""
+    import sim.run
+
+    ran = []
+
+    def fake(sc, progress=None):
+        ran.append(sc)
+        tpm = figure(sc, sc.spec.run.seed)
+        return dataclasses.replace(_steady_result(), tpm=tpm, tpm_half_width=half_width(tpm) if half_width else None)
+    monkeypatch.setattr(sim.run, "run", fake)
+    return ran
+
+
+def _power_law(sc, seed):
+    """TPM = 1e5 (clock / 1.4 GHz)^0.8 (latency / 105 ns)^-0.3, times a factor of the replication's seed alone: the
+    noise common random numbers share between a factor's two ends."""
+    cpu, mem = sc.profile.cpu, sc.profile.memory
+    return 1e5 * (cpu.clock / 1.4e9) ** 0.8 * (mem.latency / 105e-9) ** -0.3 * (1 + (seed % 97) / 1000)
+
+
+def test_exact_quantity_is_read_back_to_a_rounding():
+    """A factor's end is written as --set takes it: 10% above 1.4 GHz, 105 ns, 42 GB/s and 15,000 rpm, and 40%,
+    parse back within 1e-15 relative, where format_quantity's four digits would turn 1.4001 GHz into 1.4 GHz."""
+    for value, kind in [(1.54e9, "frequency"), (1.4001e9, "frequency"), (115.5e-9, "time"), (46.2 * GB, "bandwidth"),
+                        (16500 / 60, "rotation"), (0.44, "fraction"), (3.6 * GB, "size"), (5e4, "rate")]:
+        assert parse(exact_quantity(value, kind), kind) == pytest.approx(value, rel=1e-15)
+    assert exact_quantity(1.4001e9, "frequency") == "1.4001 GHz"
+
+
+def test_the_elasticity_of_a_power_law_is_its_exponent_from_paired_replications(monkeypatch, tmp_path):
+    """TPM a power of the clock (0.8) and of memory latency (-0.3), with a replication's noise common to every point:
+    the elasticities are the exponents to 1e-12 with a zero interval (the noise cancels within each replication's
+    pair; pairing runs of different replications would not). The factor that does not enter (the LLC) is 0. Ranked
+    by |E|. Each end is 10% off, and the runs are the base and two per factor in each replication."""
+    ran = _stub(monkeypatch, _power_law)
+    s = sn.sensitivity(BASE, ["hardware.memory.latency", "hardware.cpu.clock", "hardware.cpu.llc_size"],
+                       replications=3, out=tmp_path, executor="serial", progress=False)
+    t = s.table.set_index("factor")
+    assert list(t.index) == ["hardware.cpu.clock", "hardware.memory.latency", "hardware.cpu.llc_size"]
+    assert t.loc["hardware.cpu.clock", "elasticity"] == pytest.approx(0.8, abs=1e-12)
+    assert t.loc["hardware.memory.latency", "elasticity"] == pytest.approx(-0.3, abs=1e-12)
+    assert t.loc["hardware.cpu.llc_size", "elasticity"] == pytest.approx(0.0, abs=1e-12)
+    assert t["elasticity.ci95"].abs().max() < 1e-9
+    assert t.loc["hardware.cpu.clock", "change.high"] == pytest.approx(1.1 ** 0.8 - 1, rel=1e-9)
+    assert (t.loc["hardware.cpu.clock", "low"], t.loc["hardware.cpu.clock", "high"]) == ("1.26 GHz", "1.54 GHz")
+    assert len(ran) == 3 * 7
+    clocks = sorted({sc.profile.cpu.clock for sc in ran})
+    assert clocks == pytest.approx([1.26e9, 1.4e9, 1.54e9], rel=1e-12)
+    assert (tmp_path / "sensitivity.csv").read_text().splitlines()[1].startswith("hardware.cpu.clock,1.4 GHz,")
+
+
+def test_one_replication_takes_its_interval_from_the_runs_own_in_quadrature(monkeypatch, tmp_path):
+    """One replication: each end's TPM with a 95% half-width of 1% of itself gives an elasticity interval of
+    hypot(1%, 1%) / ln(1.1 / 0.9) = 0.0705, as if the ends were independent; the text says so and how to narrow it."""
+    _stub(monkeypatch, _power_law, half_width=lambda tpm: 0.01 * tpm)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], out=tmp_path, executor="serial", progress=False)
+    assert s.table.loc[0, "elasticity.ci95"] == pytest.approx(math.hypot(0.01, 0.01) / math.log(1.1 / 0.9), rel=1e-9)
+    assert "as if the two ends were independent" in s.text() and "-r 3" in s.text()
+
+
+def test_an_end_the_scenario_refuses_leaves_the_factor_one_sided_from_the_base(monkeypatch, tmp_path):
+    """mlp is at least 1 (an in-order core's 1.0 cannot go 10% lower): the factor runs from the base to 1.1, and
+    TPM proportional to mlp^0.5 gives E = 0.5 over that span; its low end prints as a dash."""
+    _stub(monkeypatch, lambda sc, _seed: 1e5 * sc.profile.cpu.mlp ** 0.5)
+    s = sn.sensitivity(BASE, ["hardware.cpu.mlp"], out=tmp_path, executor="serial", progress=False)
+    row = s.table.iloc[0]
+    assert row["low"] == "—" and row["high"] == "1.1" and row["elasticity"] == pytest.approx(0.5, abs=1e-12)
+    assert math.isnan(row["change.low"])
+    assert "cpu.mlp" in s.text() and "— → 1.1" in s.text()
+
+
+def _factor(keys, step=0.1, base=BASE):
+    sc = resolve(base)
+    return sn.make_factor(sc, base, "<test>", keys, step)
+
+
+def test_a_whole_number_steps_to_the_nearest_value_the_scenario_takes_and_its_companions_follow():
+    """A T2 core's 8 strands on 2 pipelines: 7 and 9 are refused (not a multiple of 2), so the ends are 6 and 10;
+    cores 8 -> 7 and 9 with the LLC moving by the same ratio (the cache per core kept); a 50% step of 8 cores is
+    4 and 12; 6 drives at 10% step by one. A whole number after a scaled setting is refused (it has its own steps)."""
+    strands = _factor(("hardware.cpu.strands_per_core",))
+    assert (strands.low, strands.high) == ((6,), (10,))
+    cores = _factor(("hardware.cpu.cores_per_socket", "hardware.cpu.llc_size"))
+    assert cores.name == "hardware.cpu.cores_per_socket+llc_size"
+    assert cores.low == (7, pytest.approx(3.5 * MB)) and cores.high == (9, pytest.approx(4.5 * MB))
+    assert cores.setting(cores.high) == {"hardware.cpu.cores_per_socket": 9, "hardware.cpu.llc_size": "4.5 MB"}
+    assert (_factor(("hardware.cpu.cores_per_socket",), step=0.5).low,
+            _factor(("hardware.cpu.cores_per_socket",), step=0.5).high) == ((4,), (12,))
+    assert _factor(("hardware.storage.disk_groups.array.count",)).high == (7,)
+    with pytest.raises(OltpsimError, match="a whole number moves by its own steps; expected it first"):
+        _factor(("hardware.cpu.llc_size", "hardware.cpu.cores_per_socket"))
+
+
+def test_a_seek_curve_moves_as_one_and_parse_factor_reads_siblings():
+    """'…disk.avg_seek+track_seek+full_seek' names three siblings; scaled together the curve stays one drive's
+    (avg_seek alone outside it is refused, so alone it would have no end at all)."""
+    keys = sn.parse_factor("hardware.storage.disk_groups.array.disk.avg_seek+track_seek+full_seek")
+    assert keys == tuple(f"hardware.storage.disk_groups.array.disk.{k}" for k in ("avg_seek", "track_seek", "full_seek"))
+    curve = _factor(keys)
+    assert curve.high == pytest.approx((3.85e-3, 0.22e-3, 7.04e-3), rel=1e-12) and not curve.refused
+    alone = _factor(keys[:1], step=0.95)   # 0.175 ms and 6.825 ms: both outside the 0.2-6.4 ms curve
+    assert alone.low is None and alone.high is None and "between track_seek" in alone.refused
+    assert sn.parse_factor("think_time") == ("params.think_time",)
+
+
+def test_the_default_factors_are_the_machines_and_the_storage_the_base_used():
+    """CPU and memory always (with the remote latency where the profile has one); each device the base run did I/O
+    on (a disk group's drives, seek curve, rpm, media rate and controller; a flash array's bricks, service time and
+    fabric); the buffer cache only where the scenario sizes one."""
+    sc = resolve(BASE)
+    assert sn.default_keys(sc, []) == [
+        ("hardware.cpu.clock",), ("hardware.cpu.cpi_issue",), ("hardware.cpu.llc_size",),
+        ("hardware.cpu.cores_per_socket",), ("hardware.cpu.strands_per_core",), ("hardware.memory.latency",),
+        ("hardware.memory.bandwidth_per_socket",), ("hardware.memory.size",)]
+    array = [k for k in sn.default_keys(sc, ["array"]) if "storage" in k[0]]
+    assert [k[0].rpartition("array.")[2] for k in array] == ["count", "disk.rpm", "disk.avg_seek", "disk.media_rate",
+                                                            "controller.bandwidth", "controller.overhead"]
+    assert len(array[2]) == 3
+    t5440 = resolve({**BASE, "profile": "t5440"})
+    assert ("hardware.memory.latency", "hardware.memory.remote_latency") in sn.default_keys(t5440, [])
+    cached = resolve(apply_overrides(BASE, {"database.db_cache": "1 GB"}))
+    assert sn.default_keys(cached, [])[-1] == ("database.db_cache",)
+    xeon = resolve({**BASE, "profile": "xeon-e5-2643v3-2s"})
+    flash = [k[0] for k in sn.default_keys(xeon, xeon.profile.storage.device_names()) if "flash" in k[0]]
+    assert [k.rpartition(".")[2] for k in flash] == ["bricks", "service_time", "fabric_latency", "fabric_bandwidth"]
+
+
+def test_without_factors_the_base_runs_first_and_its_devices_choose_the_storage(monkeypatch, tmp_path):
+    """The stub's Result did I/O on 'array' (1,234 IOPS), none on 'internal': the array's six factors are run, the
+    internal drives' are not."""
+    ran = _stub(monkeypatch, _power_law)
+    s = sn.sensitivity(BASE, out=tmp_path, executor="serial", progress=False)
+    names = list(s.table["factor"])
+    assert any(n.startswith("hardware.storage.disk_groups.array.") for n in names)
+    assert not any("internal" in n for n in names)
+    assert len(ran) == 1 + 2 * len(names)
+
+
+def test_a_base_that_gives_no_figure_runs_nothing_more_and_the_command_exits_1(monkeypatch, tmp_path):
+    """The base out of memory: no factor is run (nothing to move), the text has no base figure, exit 1."""
+    import sim.run
+
+    def oom(sc, progress=None):
+        return dataclasses.replace(_steady_result(), status="out_of_memory", message="SGA exceeds memory", tpm=None)
+    monkeypatch.setattr(sim.run, "run", oom)
+    monkeypatch.setattr(sw, "sweep", lambda *a, **kw: _serial(*a, **kw))
+    got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set", "users=2",
+                                        "--out", str(tmp_path)])
+    assert got.exit_code == 1 and "the base gave no figure" in got.stderr
+    assert "tpm (TPM) at the base: —" in got.stdout
+
+
+_SWEEP = sw.sweep
+
+
+def _serial(*args, **kw):
+    return _SWEEP(*args, **{**kw, "executor": "serial", "workers": None})
+
+
+def test_the_command_prints_the_ranked_table_with_short_names_and_draws_the_tornado(monkeypatch, tmp_path):
+    """The table ranks clock (+0.80) over latency (-0.30), names them without 'hardware.', and says where the full
+    names are; --plot writes a PNG whose bars are the two ends' % changes."""
+    _stub(monkeypatch, _power_law)
+    monkeypatch.setattr(sw, "sweep", _serial)
+    png = tmp_path / "t.png"
+    got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set", "users=2",
+                                        "--factor", "hardware.memory.latency", "--factor", "hardware.cpu.clock",
+                                        "--out", str(tmp_path / "s"), "--plot", str(png)])
+    assert got.exit_code == 0, got.output
+    lines = got.stdout.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    assert lines[rule + 1].split()[:2] == ["cpu.clock", "1.4"] and "+0.80" in lines[rule + 1]
+    assert lines[rule + 2].split()[0] == "memory.latency" and "-0.30" in lines[rule + 2]
+    assert "names them in full" in got.stdout and png.stat().st_size > 0
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], out=tmp_path / "s2", executor="serial", progress=False)
+    bars = s.plot().axes[0].patches
+    assert [b.get_width() for b in bars] == pytest.approx([100 * (0.9 ** 0.8 - 1), 100 * (1.1 ** 0.8 - 1)])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--step", "0%"], "--step 0: expected a fraction between 0% and 100%"),
+    (["--step", "100%"], "--step 1: expected a fraction between 0% and 100%"),
+    (["--step", "ten"], "--step 'ten'"),
+    (["--factor", "hardware.cpu.clok"], "--factor hardware.cpu.clok: no such setting in the scenario"),
+    (["--factor", "database.db_cache"], "database.db_cache is None in this scenario; expected a positive number"),
+    (["--factor", "hardware.cpu.clock", "--factor", "hardware.cpu.clock"], "given twice"),
+    (["--factor", "hardware.cpu.clock+"], "expected a setting, or settings scaled together joined by +"),
+    (["--factor", "hardware.cpu.model"], "expected a positive number to scale"),
+])
+def test_bad_input_is_refused_before_anything_runs(monkeypatch, tmp_path, args, message):
+    """Exit 2, one line naming the option and value, and no run made."""
+    ran = _stub(monkeypatch, _power_law)
+    got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set", "users=2",
+                                        *args, "--out", str(tmp_path / "s")])
+    assert got.exit_code == 2 and message in got.stderr, got.output
+    assert ran == [] and not (tmp_path / "s").exists()
+
+
+def test_a_saturated_cmt_core_hides_memory_latency_so_the_clock_carries_it_all(tmp_path):
+    """One T2 core (8 strands, 2 pipelines) with 16 users that never think: the pipelines stay busy while strands
+    stall, so TPM follows the clock (E > 0.9) and its issue CPI exactly against it (a clock and a CPI enter as one
+    ratio: E_clock + E_cpi within 0.05), while memory latency barely matters (|E| < 0.05)."""
+    base = {**BASE, "params": {**BASE["params"], "users": 16}, "hardware": {"cpu": {"cores_per_socket": 1}},
+            "run": {"warmup": "1 s", "batch": "1 s", "min_batches": 8, "max_time": "8 s"}}
+    s = sn.sensitivity(base, ["hardware.cpu.clock", "hardware.cpu.cpi_issue", "hardware.memory.latency"],
+                       out=tmp_path, executor="serial", progress=False)
+    e = dict(zip(s.table["factor"], s.table["elasticity"]))
+    assert e["hardware.cpu.clock"] > 0.9 and abs(e["hardware.cpu.clock"] + e["hardware.cpu.cpi_issue"]) < 0.05
+    assert abs(e["hardware.memory.latency"]) < 0.05
+
+
+def test_an_in_order_core_splits_the_figure_between_clock_and_memory_as_its_cpi_stack_does(tmp_path):
+    """The rx5670 (four single-strand Itanium 2s) nearly saturated: time per instruction is issue cycles / clock +
+    stalls at the memory latency, so E_clock / -E_latency is the CPI stack's issue / data-stall ratio (1.2 / 0.76),
+    within 10%, whatever share of the time goes to waits that neither moves."""
+    base = {**BASE, "profile": "rx5670", "params": {**BASE["params"], "users": 32},
+            "run": {"warmup": "1 s", "batch": "1 s", "min_batches": 8, "max_time": "8 s"}}
+    s = sn.sensitivity(base, ["hardware.cpu.clock", "hardware.memory.latency"], out=tmp_path, executor="serial",
+                       progress=False)
+    e = dict(zip(s.table["factor"], s.table["elasticity"]))
+    cpi = s.runs.iloc[0]
+    assert e["hardware.memory.latency"] < -0.25
+    assert e["hardware.cpu.clock"] / -e["hardware.memory.latency"] == pytest.approx(
+        cpi["extra.cpi_issue"] / cpi["extra.cpi_data_stall"], rel=0.10)
+
+
+def test_an_end_whose_busiest_resource_is_another_says_so_on_its_row(monkeypatch, tmp_path):
+    """At the high clock the stub's strands are all 100% busy (busiest: strands, past the array's 42%): the clock's row
+    names that end's bound; the latency's row, whose ends keep the base's (the array), names none."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        r = dataclasses.replace(_steady_result(), tpm=_power_law(sc, sc.spec.run.seed))
+        return dataclasses.replace(r, strand_utilisation=[100.0] * 8) if sc.profile.cpu.clock > 1.5e9 else r
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock", "hardware.memory.latency"], out=tmp_path, executor="serial",
+                       progress=False)
+    rows = {line.split()[0]: line for line in s.text().splitlines() if line.startswith(("cpu.", "memory."))}
+    assert s.base_busiest == "array %b 42%"
+    assert rows["cpu.clock"].endswith("high: strands (mpstat) 100%") and rows["memory.latency"].endswith("± 0.17")
