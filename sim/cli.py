@@ -398,6 +398,7 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
     if out is not None:
         from sim.sweep import check_inputs_outside
         check_inputs_outside(Path(out), scenario_file)
+    _check_picture(plot_file)
     _check_output_file("--plot", plot_file, (scenario_file, profile))
     s = sn.sensitivity(scenario_file or {}, list(factors), frac, replications=replications, metric=metric,
                        overrides=fixed, out=out, executor=kind, workers=dask_local or jobs, scheduler=scheduler)
@@ -415,6 +416,24 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
         click.echo("oltpsim: the base gave no figure, so no factor has an elasticity (the outcome column says why)",
                    err=True)
         sys.exit(1)
+    if s.base <= 0:   # (no % change is made from 0: every row was a dash with no word why)
+        click.echo(f"oltpsim: the base's {s.metric} is {s.base:g}, so no factor has an elasticity (a % change from it "
+                   "means nothing); a run that completes some work gives one (run.max_time is the time measured "
+                   "after run.warmup)", err=True)
+        sys.exit(1)
+
+
+def _check_picture(path: str | None) -> None:
+    """--plot's file must be one matplotlib draws: it picks the format by the suffix and failed with a traceback
+    after every run was made (a .txt), or wrote tornado.png when given tornado."""
+    if path is None:
+        return
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FigureCanvasBase.get_supported_filetypes():
+        raise OltpsimError(f"--plot {path}: {'a .' + suffix if suffix else 'no suffix, not a'} file; expected a "
+                           f"picture, e.g. {Path(path).stem or 'tornado'}.png (or .svg, .pdf)")
 
 
 def _say_not_steady(runs) -> None:

@@ -230,7 +230,13 @@ class Sensitivity:
                       "busiest where another, or outcome"], rows, "lllrrrll")
         notes = [f"elasticity: the % change of {self.metric} per 1% change of the factor, between its ends (+1: in "
                  "proportion; 0: it does not matter here)."]
-        if self.replications == 1:
+        if unit in ("s", "ms"):   # (a planner reads +1 as the good direction from TPM)
+            notes.append(f"{self.metric} is a time: lower is better, so a negative elasticity is a gain (-1: 10% more "
+                         "of the factor, about 10% less time).")
+        if self.replications == 1 and len(self.table) and self.table["elasticity.ci95"].isna().all():
+            notes.append(f"95% CI: none, {self.metric} has no interval of its own from one run (a batch job's "
+                         "elapsed); -r 3 gives it from the replications' pairs.")
+        elif self.replications == 1:
             notes.append("95% CI: from each run's own interval, as if the two ends were independent; common random "
                          "numbers make the true one narrower (-r 3 gives it from the replications' pairs).")
         if any(_short(f.name) != f.name for f in self.factors):
@@ -259,8 +265,9 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     for i, keys in enumerate(asked):   # (the same runs twice over, and the sweep refuses a point given twice)
         if set(keys) in [set(k) for k in asked[:i]]:
             raise OltpsimError(f"--factor {factors[i]}: given twice; expected each factor once")
-    for keys in asked:   # checked before anything runs
-        make_factor(sc, data, source, keys, step)
+    for keys in asked:   # checked before anything runs: a factor asked for that cannot move is bad input
+        if (f := make_factor(sc, data, source, keys, step)).refused:
+            raise OltpsimError(f"--factor {f.name}: neither end {100 * step:g}% away runs: {f.refused}")
     out = Path(out if out is not None else f"sensitivity-{sc.profile.name}-{sc.spec.workload}")
     common = dict(overrides=overrides, out=out, executor=executor, workers=workers, scheduler=scheduler,
                   progress=progress, replications=replications)
@@ -268,7 +275,8 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
         chosen = asked
     else:   # the base first: its devices say which storage matters
         first = sweep(scenario, points=[{}], **common)
-        gave = first.table["status"].isin(OUTPUT_STATUSES).any()   # (no figure to move: nothing more to run)
+        m = metric or first.metric   # (no figure to move, or one of 0 that no % change is made from: nothing more)
+        gave = m not in first.table or any(v > 0 for v in _values(first.table, 0, m).values())
         chosen = default_keys(sc, _busy_devices(first.table)) if gave else []
     made = [make_factor(sc, data, source, keys, step) for keys in chosen]
     res = sweep(scenario, points=_points([f for f in made if not f.refused]), **common)
@@ -364,7 +372,10 @@ def _answer(factors: list[Factor], table, metric: str, step: float, replications
         e, hw = (math.nan, math.nan) if f.refused else elasticity(
             _values(table, lo, metric), _values(table, hi, metric), x_hi / x_lo,
             _half_widths(table, lo, metric), _half_widths(table, hi, metric))
-        row = {"factor": f.name, "base": f.shown(f.base), "low": f.shown(f.low), "high": f.shown(f.high)}
+        row = {"factor": f.name, "base": f.shown(f.base), "low": f.shown(f.low), "high": f.shown(f.high),
+               # the first setting's values in SI units, for pandas (the texts above are for reading)
+               **{f"x.{side}": float(v[0]) if v else math.nan for side, v in (("base", f.base), ("low", f.low),
+                                                                               ("high", f.high))}}
         for side in ("low", "high"):
             vals = y.get(side, {})
             row[f"{metric}.{side}"] = float(np.mean(list(vals.values()))) if vals else math.nan
@@ -376,7 +387,8 @@ def _answer(factors: list[Factor], table, metric: str, step: float, replications
         rows.append(row)
     frame = pd.DataFrame(rows)
     if len(frame):
-        frame = frame.iloc[frame["elasticity"].abs().fillna(-1).argsort(kind="stable")[::-1]].reset_index(drop=True)
+        # (descending by |E| with ties as given, no elasticity last: reversing an ascending sort reversed the ties)
+        frame = frame.iloc[(-frame["elasticity"].abs()).fillna(1).argsort(kind="stable")].reset_index(drop=True)
     return Sensitivity(metric, step, base, base_busiest, factors, frame, table, replications, out)
 
 
@@ -390,13 +402,17 @@ def plot(s: Sensitivity, path=None):
     t = s.table[s.table["elasticity"].notna()].iloc[::-1]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(t) + 1.5))
     ys = np.arange(len(t))
+    from sim.report import figure
+
     for side, colour in (("low", "tab:blue"), ("high", "tab:orange")):
-        ax.barh(ys, 100 * t[f"change.{side}"].fillna(0.0), color=colour, label=f"{side} ({side[0] == 'l' and '-' or '+'}"
-                f"{100 * s.step:g}%)")
+        ax.barh(ys, 100 * t[f"change.{side}"].fillna(0.0), color=colour, label=f"{side} end")
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(ys, [f"{n}  E={e:+.2f}" for n, e in zip(t["factor"], t["elasticity"])], fontsize=8)
+    # the table's short names, and each factor's own ends: a whole number's (7 -> 9 cores) are not the step's
+    ax.set_yticks(ys, [f"{_short(n)}  {lo} → {hi}  E={e:+.2f}"
+                       for n, lo, hi, e in zip(t["factor"], t["low"], t["high"], t["elasticity"])], fontsize=8)
     scale, unit = shown_unit(s.metric)
-    ax.set_xlabel(f"change in {s.metric} from {scale * s.base:,.4g}{' ' + unit if unit else ''} (%)")
+    better = "; lower is better" if unit in ("s", "ms") else ""
+    ax.set_xlabel(f"change in {s.metric} from {figure(scale * s.base)}{' ' + unit if unit else ''} (%{better})")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     if path is not None:

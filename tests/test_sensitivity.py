@@ -217,6 +217,10 @@ def test_the_command_prints_the_ranked_table_with_short_names_and_draws_the_torn
     (["--factor", "hardware.cpu.clock", "--factor", "hardware.cpu.clock"], "given twice"),
     (["--factor", "hardware.cpu.clock+"], "expected a setting, or settings scaled together joined by +"),
     (["--factor", "hardware.cpu.model"], "expected a positive number to scale"),
+    (["--step", "95%", "--factor", "hardware.storage.disk_groups.array.disk.avg_seek"],
+     "--factor hardware.storage.disk_groups.array.disk.avg_seek: neither end 95% away runs"),
+    (["--factor", "hardware.cpu.clock", "--plot", "tornado.txt"],
+     "--plot tornado.txt: a .txt file; expected a picture, e.g. tornado.png"),
 ])
 def test_bad_input_is_refused_before_anything_runs(monkeypatch, tmp_path, args, message):
     """Exit 2, one line naming the option and value, and no run made."""
@@ -269,3 +273,67 @@ def test_an_end_whose_busiest_resource_is_another_says_so_on_its_row(monkeypatch
     rows = {line.split()[0]: line for line in s.text().splitlines() if line.startswith(("cpu.", "memory."))}
     assert s.base_busiest == "array %b 42%"
     assert rows["cpu.clock"].endswith("high: strands (mpstat) 100%") and rows["memory.latency"].endswith("± 0.17")
+
+
+def test_factors_of_equal_elasticity_keep_the_order_they_were_given_in(monkeypatch, tmp_path):
+    """A figure no factor moves: every elasticity is 0, a tie, so the rows stay as --factor listed them (the
+    descending sort reversed the ties: the last given came first)."""
+    _stub(monkeypatch, lambda sc, seed: 1e5)
+    given = ["hardware.cpu.clock", "hardware.memory.latency", "hardware.cpu.llc_size"]
+    s = sn.sensitivity(BASE, given, out=tmp_path, executor="serial", progress=False)
+    assert list(s.table["factor"]) == given
+
+
+def test_the_table_gives_each_factors_values_as_numbers_for_pandas(monkeypatch, tmp_path):
+    """base, low and high are texts with units (for reading); x.base, x.low and x.high are the first setting's
+    values in SI units (1.4 GHz is 1.4e9 Hz; 8 cores steps to 7 and 9), NaN at an end the scenario refuses (mlp
+    cannot go below 1), so the elasticity can be recomputed or plotted from the table alone."""
+    _stub(monkeypatch, _power_law)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock", "hardware.cpu.cores_per_socket", "hardware.cpu.mlp"],
+                       out=tmp_path, executor="serial", progress=False)
+    t = s.table.set_index("factor")
+    assert list(t.loc["hardware.cpu.clock", ["x.base", "x.low", "x.high"]]) == pytest.approx([1.4e9, 1.26e9, 1.54e9])
+    assert list(t.loc["hardware.cpu.cores_per_socket", ["x.base", "x.low", "x.high"]]) == [8, 7, 9]
+    assert math.isnan(t.loc["hardware.cpu.mlp", "x.low"]) and t.loc["hardware.cpu.mlp", "x.high"] == pytest.approx(1.1)
+    assert t["x.base"].dtype.kind == "f"
+
+
+def test_a_time_figure_says_lower_is_better_and_a_batch_run_says_where_an_interval_comes_from(monkeypatch, tmp_path):
+    """elapsed = 10 s x 1.4 GHz / clock: E = -1 exactly, and for a time the note says a negative elasticity is the
+    gain (a planner reads +1 as good from TPM). One replication of a figure with no interval of its own (a batch
+    job's elapsed) does not claim one 'from each run's own interval': it says -r 3 gives one."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        return dataclasses.replace(_steady_result(), elapsed=10 * 1.4e9 / sc.profile.cpu.clock)
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], metric="elapsed", out=tmp_path, executor="serial",
+                       progress=False)
+    assert s.table.loc[0, "elasticity"] == pytest.approx(-1.0, abs=1e-12)
+    text = " ".join(s.text().split())
+    assert "elapsed is a time: lower is better, so a negative elasticity is a gain" in text
+    assert "from each run's own interval" not in text and "no interval of its own" in text and "-r 3" in text
+
+
+def test_a_base_figure_of_zero_has_no_change_to_scale_and_the_command_says_why(monkeypatch, tmp_path):
+    """A tpcc run too short for a transaction to complete gives TPM 0: no % change is defined from 0, so nothing
+    more runs (the default factors wait on the base), the command exits 1 and names the figure and its 0."""
+    _stub(monkeypatch, lambda sc, seed: 0.0)
+    monkeypatch.setattr(sw, "sweep", _serial)
+    got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set", "users=2",
+                                        "--out", str(tmp_path)])
+    assert got.exit_code == 1 and "the base's tpm is 0" in got.stderr, got.output
+    import pandas as pd
+    assert pd.read_csv(tmp_path / "results.csv")["point"].tolist() == [0]
+
+
+def test_the_tornado_names_factors_as_the_table_does_with_their_ends(monkeypatch, tmp_path):
+    """The y labels are the printed table's short names with each factor's own ends (a whole number's 7 -> 9 is not
+    the legend's 10%) and E; the x label gives the base figure as the table prints it (146,900, not 1.469e+05)."""
+    _stub(monkeypatch, lambda sc, seed: 146_900 * (sc.profile.cpu.clock / 1.4e9) ** 0.8)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock", "hardware.cpu.cores_per_socket"], out=tmp_path,
+                       executor="serial", progress=False)
+    ax = s.plot().axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["cpu.cores_per_socket  7 → 9  E=+0.00", "cpu.clock  1.26 GHz → 1.54 GHz  E=+0.80"]
+    assert "from 146,900 TPM" in ax.get_xlabel()
