@@ -283,6 +283,11 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     m = metric or res.metric
     if m not in res.table:
         raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {res.out}")
+    ran = res.table[(res.table["point"] == 0) & res.table["status"].isin(OUTPUT_STATUSES)][m]
+    if len(ran) and not any(is_number(v) for v in ran):   # (a flag or a text: the base ran, so it is the metric)
+        v = ran.iloc[0].item() if hasattr(ran.iloc[0], "item") else ran.iloc[0]   # (numpy's False prints np.False_)
+        raise OltpsimError(f"--metric {m}: {v!r} at the base, not a number; expected a figure with a number "
+                           f"(tpm, elapsed, extra.iops...); the results are saved in {res.out}")
     answer = _answer(made, res.table, m, step, replications, res.out)
     answer.table.to_csv(res.out / "sensitivity.csv", index=False)
     return answer

@@ -337,3 +337,18 @@ def test_the_tornado_names_factors_as_the_table_does_with_their_ends(monkeypatch
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["cpu.cores_per_socket  7 → 9  E=+0.00", "cpu.clock  1.26 GHz → 1.54 GHz  E=+0.80"]
     assert "from 146,900 TPM" in ax.get_xlabel()
+
+
+def test_a_metric_that_is_not_a_number_is_refused_by_name_not_blamed_on_the_base(monkeypatch, tmp_path):
+    """extra.in_memory is a flag (ctas's): the base ran and gave it, so 'the base gave no figure (the outcome column
+    says why)' with an empty outcome column was wrong; the error names the metric, its value and what was expected,
+    and where the runs are kept."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        return dataclasses.replace(_steady_result(), extra={**_steady_result().extra, "in_memory": False})
+    monkeypatch.setattr(sim.run, "run", fake)
+    with pytest.raises(OltpsimError, match=r"--metric extra.in_memory: False at the base, not a number; expected a "
+                                           r"figure with a number"):
+        sn.sensitivity(BASE, ["hardware.cpu.clock"], metric="extra.in_memory", out=tmp_path, executor="serial",
+                       progress=False)
