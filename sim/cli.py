@@ -404,9 +404,11 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
                        overrides=fixed, out=out, executor=kind, workers=dask_local or jobs, scheduler=scheduler)
     click.echo(s.text())
     click.echo(f"wrote {s.out / 'sensitivity.csv'}", err=True)
-    if plot_file:
+    if plot_file and s.table["elasticity"].notna().any():
         s.plot(plot_file)
         click.echo(f"wrote {plot_file}", err=True)
+    elif plot_file:
+        click.echo(f"--plot {plot_file}: not drawn, no factor has an elasticity", err=True)
     status = s.runs["status"]
     if (status == "error").any():   # a fault of oltpsim's, not an outcome of the scenario
         click.echo(f"oltpsim: {int((status == 'error').sum())} of {len(status)} runs ended in an error (the "

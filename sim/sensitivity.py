@@ -390,7 +390,10 @@ def _answer(factors: list[Factor], table, metric: str, step: float, replications
         row["outcome"] = f.refused or "; ".join(f"{side}: {o}" for side, p in at.items() if side != "base"
                                                  for o in [_outcome(table, p)] if o)
         rows.append(row)
-    frame = pd.DataFrame(rows)
+    columns = ["factor", "base", "low", "high", "x.base", "x.low", "x.high",
+               *(f"{c}.{side}" for side in ("low", "high") for c in (metric, "change", "busiest")),
+               "elasticity", "elasticity.ci95", "outcome"]
+    frame = pd.DataFrame(rows, columns=columns)   # (the columns even with no row: a base with no figure runs none)
     if len(frame):
         # (descending by |E| with ties as given, no elasticity last: reversing an ascending sort reversed the ties)
         frame = frame.iloc[(-frame["elasticity"].abs()).fillna(1).argsort(kind="stable")].reset_index(drop=True)

@@ -181,6 +181,25 @@ def test_a_base_that_gives_no_figure_runs_nothing_more_and_the_command_exits_1(m
     assert "tpm (TPM) at the base: —" in got.stdout
 
 
+def test_a_base_with_no_figure_draws_no_tornado_and_the_table_keeps_its_columns(monkeypatch, tmp_path):
+    """slob's 1 TB schema cached on a 256 GB Xeon is out of memory at the base: no factor runs, so the table has no
+    row, but its columns are there (s.table['elasticity'] raised KeyError, and --plot crashed the command with a
+    traceback); --plot says it drew nothing, and the command exits 1 as for any base without a figure."""
+    import sim.run
+
+    def oom(sc, progress=None):
+        return dataclasses.replace(_steady_result(), status="out_of_memory", message="SGA exceeds memory", tpm=None)
+    monkeypatch.setattr(sim.run, "run", oom)
+    monkeypatch.setattr(sw, "sweep", lambda *a, **kw: _serial(*a, **kw))
+    png = tmp_path / "t.png"
+    got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set", "users=2",
+                                        "--out", str(tmp_path / "s"), "--plot", str(png)])
+    assert got.exit_code == 1, got.output
+    assert f"--plot {png}: not drawn" in got.stderr and not png.exists()
+    s = sn.sensitivity(BASE, out=tmp_path / "s", executor="serial", progress=False)
+    assert len(s.table) == 0 and {"factor", "elasticity", "elasticity.ci95", "x.low"} <= set(s.table.columns)
+
+
 _SWEEP = sw.sweep
 
 
