@@ -216,8 +216,7 @@ class Sensitivity:
         rows = []
         for r in self.table.to_dict("records"):
             moved = [f"{side}: {r[f'busiest.{side}']}" for side in ("low", "high")
-                     if r[f"busiest.{side}"] and r[f"busiest.{side}"].rpartition(" ")[0]
-                     != self.base_busiest.rpartition(" ")[0]]
+                     if _another_bound(r[f"busiest.{side}"], self.base_busiest)]
             rows.append([_short(r["factor"]), r["base"], f"{r['low']} → {r['high']}", _pct(r["change.low"]),
                          _pct(r["change.high"]), _signed(r["elasticity"]),
                          "" if math.isnan(r["elasticity.ci95"]) else f"± {r['elasticity.ci95']:.2f}",
@@ -234,8 +233,8 @@ class Sensitivity:
             notes.append(f"{self.metric} is a time: lower is better, so a negative elasticity is a gain (-1: 10% more "
                          "of the factor, about 10% less time).")
         if self.replications == 1 and len(self.table) and self.table["elasticity.ci95"].isna().all():
-            notes.append(f"95% CI: none, {self.metric} has no interval of its own from one run (a batch job's "
-                         "elapsed); -r 3 gives it from the replications' pairs.")
+            notes.append(f"95% CI: none, {self.metric} has no interval of its own from one run (TPM and a mean "
+                         "response time have one); -r 3 gives it from the replications' pairs.")
         elif self.replications == 1:
             notes.append("95% CI: from each run's own interval, as if the two ends were independent; common random "
                          "numbers make the true one narrower (-r 3 gives it from the replications' pairs).")
@@ -301,6 +300,17 @@ def _short(name: str) -> str:
     for section in ("storage.disk_groups.", "storage.flash_arrays."):
         short = short.removeprefix(section)
     return short
+
+
+def _another_bound(end: str, base: str) -> bool:
+    """Whether an end's busiest resource ('array %b 42%') is another bound than the base's: another name, at least
+    as busy and at least half busy; one that tops the list only because the base's bound eased (or fell under
+    result.busiest's 90% for '1 strand full') is not."""
+    if not end:
+        return False
+    (name, _, pct), (base_name, _, base_pct) = end.rpartition(" "), base.rpartition(" ")
+    value = float(pct.rstrip("%"))
+    return name != base_name and value >= 50 and (not base_pct or value >= float(base_pct.rstrip("%")))
 
 
 def _pct(x: float) -> str:
