@@ -318,7 +318,7 @@ def _pct(x: float) -> str:
 
 
 def _signed(x: float) -> str:
-    return "—" if not is_number(x) else f"{x:+.2f}"
+    return "—" if not is_number(x) else f"{round(x, 2) + 0.0:+.2f}"   # (+ 0.0: no '-0.00' for a tiny negative)
 
 
 def _busy_devices(table) -> list[str]:
@@ -426,7 +426,7 @@ def plot(s: Sensitivity, path=None):
         ax.barh(ys, 100 * t[f"change.{side}"].fillna(0.0), color=colour, label=f"{side} end")
     ax.axvline(0, color="black", linewidth=0.8)
     # the table's short names, and each factor's own ends: a whole number's (7 -> 9 cores) are not the step's
-    ax.set_yticks(ys, [f"{_short(n)}  {lo} → {hi}  E={e:+.2f}"
+    ax.set_yticks(ys, [f"{_short(n)}  {lo} → {hi}  E={_signed(e)}"
                        for n, lo, hi, e in zip(t["factor"], t["low"], t["high"], t["elasticity"])], fontsize=8)
     scale, unit = shown_unit(s.metric)
     better = "; lower is better" if unit in ("s", "ms") else ""

@@ -390,3 +390,9 @@ def test_a_resource_that_tops_the_list_only_because_the_bound_eased_is_not_named
     assert s.table.loc[0, "busiest.high"] == "pipelines (corestat) 40%"
     row = next(line for line in s.text().splitlines() if line.startswith("cpu.clock"))
     assert "high:" not in row
+
+
+def test_an_elasticity_that_rounds_to_zero_prints_without_a_minus():
+    """-4e-6 (rman's drives, which its CPU-bound channels do not use) printed as '-0.00' in the table and the
+    tornado, read as a sign; it rounds to +0.00 as an exact 0 does. Two decimals otherwise, with the sign."""
+    assert [sn._signed(x) for x in (-4e-6, 0.0, -0.004, -0.006, 0.8)] == ["+0.00", "+0.00", "+0.00", "-0.01", "+0.80"]
