@@ -18,10 +18,10 @@ one factor: moved alone, avg_seek leaves the curve and is refused). A whole-numb
 by the nearest whole numbers the scenario accepts (a T2 core's strands in multiples of its pipelines). An end the
 scenario refuses (mlp below 1) leaves the factor one-sided: base to the other end.
 
-By default the factors are the machine's: the clock, issue CPI (a newer core at the same clock), last-level
-cache, cores, strands, memory latency, bandwidth and size, and for each device the base run did I/O on its drives'
-count, seek curve, spindle speed, media rate and controller (a flash array's bricks and service time); the
-buffer cache when the scenario sizes one.
+By default the factors are the machine's: the clock, issue CPI (a newer core at the same clock), last-level cache,
+cores (sockets where a socket holds one core), strands (where a core has more than one), memory latency, bandwidth
+and size, and for each device the base run did I/O on its drives' count, seek curve, spindle speed, media rate and
+controller (a flash array's bricks and service time); the buffer cache when the scenario sizes one.
 """
 
 from __future__ import annotations
@@ -169,6 +169,11 @@ def default_keys(sc: Scenario, devices: list[str]) -> list[tuple[str, ...]]:
                 groups.append(present)
 
     add("hardware.cpu", _CPU)
+    cpu = sc.profile.cpu
+    if cpu.strands_per_core == 1:   # (1 -> 2 is a threading the chip lacks, not an upgrade on offer)
+        groups.remove(("hardware.cpu.strands_per_core",))
+    if cpu.cores_per_socket == 1 and cpu.sockets > 1:   # (one CPU a socket: more of them are sockets, not a 2nd core)
+        groups[groups.index(("hardware.cpu.cores_per_socket",))] = ("hardware.cpu.sockets",)
     add("hardware.memory", _MEMORY)
     for name in devices:
         if name in sc.profile.storage.disk_groups:

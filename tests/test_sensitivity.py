@@ -396,3 +396,21 @@ def test_an_elasticity_that_rounds_to_zero_prints_without_a_minus():
     """-4e-6 (rman's drives, which its CPU-bound channels do not use) printed as '-0.00' in the table and the
     tornado, read as a sign; it rounds to +0.00 as an exact 0 does. Two decimals otherwise, with the sign."""
     assert [sn._signed(x) for x in (-4e-6, 0.0, -0.004, -0.006, 0.8)] == ["+0.00", "+0.00", "+0.00", "-0.01", "+0.80"]
+
+
+def test_a_machine_of_single_core_single_strand_cpus_scales_its_sockets_not_a_core_or_strand_it_lacks():
+    """The ue10000's 16 UltraSPARC IIs and the rx5670's 4 Itanium 2s have one core of one strand a socket: the
+    default 'cores_per_socket 1 -> 2' was a one-sided +100% to a dual-core chip that never existed, and strands 1 -> 2
+    a threading they lack; their CPUs are counted in sockets (16 -> 14 and 18, 4 -> 3 and 5). A T2's 8 cores of 8
+    strands keep both factors."""
+    for profile, sockets in (("ue10000", 16), ("rx5670", 4)):
+        sc = resolve({**BASE, "profile": profile})
+        keys = [k[0] for k in sn.default_keys(sc, [])]
+        assert "hardware.cpu.sockets" in keys, profile
+        assert "hardware.cpu.cores_per_socket" not in keys and "hardware.cpu.strands_per_core" not in keys
+    ue = resolve({**BASE, "profile": "ue10000"})
+    f = sn.make_factor(ue, {**BASE, "profile": "ue10000"}, "<test>", ("hardware.cpu.sockets",), 0.1)
+    assert (f.low, f.high) == ((14,), (18,))
+    t2 = [k[0] for k in sn.default_keys(resolve(BASE), [])]
+    assert "hardware.cpu.cores_per_socket" in t2 and "hardware.cpu.strands_per_core" in t2
+    assert "hardware.cpu.sockets" not in t2
