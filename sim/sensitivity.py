@@ -207,6 +207,7 @@ class Sensitivity:
     runs: Any
     replications: int
     out: Path
+    base_dop: str = ""          # the instance's degree of parallelism at the base, where the workload reports one
 
     def plot(self, path=None):
         return plot(self, path)
@@ -225,7 +226,8 @@ class Sensitivity:
             rows.append([_short(r["factor"]), r["base"], f"{r['low']} → {r['high']}", _pct(r["change.low"]),
                          _pct(r["change.high"]), _signed(r["elasticity"]),
                          "" if math.isnan(r["elasticity.ci95"]) else f"± {r['elasticity.ci95']:.2f}",
-                         "; ".join(moved) or r["outcome"][:80]])
+                         "; ".join([*moved, *([f"DOP {self.base_dop} at the base: {r['dop']}"] if r["dop"] else [])])
+                         or r["outcome"][:80]])
         runs = "replication" if self.replications == 1 else "replications"
         head = (f"{label} at the base: {figure(scale * self.base) if is_number(self.base) else '—'}"
                 f"{'; busiest ' + self.base_busiest if self.base_busiest else ''}. Each factor {100 * self.step:g}% "
@@ -243,6 +245,9 @@ class Sensitivity:
         elif self.replications == 1:
             notes.append("95% CI: from each run's own interval, as if the two ends were independent; common random "
                          "numbers make the true one narrower (-r 3 gives it from the replications' pairs).")
+        if len(self.table) and (self.table["dop"] != "").any():
+            notes.append("DOP: the instance's default degree of parallelism follows cpu_count, so a factor that moves "
+                         "the CPUs moves it too; --set dop=N holds it, to see the CPUs alone.")
         if any(_short(f.name) != f.name for f in self.factors):
             notes.append("A factor under hardware. is named without it (cpu.clock is hardware.cpu.clock), a "
                          "device's by the device (array.count is hardware.storage.disk_groups.array.count); "
@@ -350,6 +355,13 @@ def _outcome(table, point: int) -> str:
     return "" if g.empty else f"{g['status'].iloc[0]}: {g['message'].iloc[0]}"
 
 
+def _dop(table, point: int) -> str:
+    """The degree of parallelism the instance chose at a point (a parallel job's extra.dop), '' where none."""
+    g = table[(table["point"] == point) & table["status"].isin(OUTPUT_STATUSES)]
+    dop = g["extra.dop"].dropna() if "extra.dop" in g else g.iloc[:0, 0]
+    return "" if dop.empty else f"{dop.mode().iloc[0]:g}"
+
+
 def _busiest(table, point: int) -> str:
     g = table[(table["point"] == point) & table["status"].isin(OUTPUT_STATUSES)]
     if g.empty or "busiest" not in g:
@@ -402,17 +414,20 @@ def _answer(factors: list[Factor], table, metric: str, step: float, replications
             row[f"change.{side}"] = row[f"{metric}.{side}"] / base - 1 if base else math.nan
             row[f"busiest.{side}"] = _busiest(table, at[side]) if side in at else ""
         row["elasticity"], row["elasticity.ci95"] = e, hw
+        # (a parallel job's DOP follows cpu_count: more cores can slow it through the policy, not the cores)
+        dops = {side: _dop(table, p) for side, p in at.items()}
+        row["dop"] = "" if len(set(dops.values())) < 2 else f"{dops.get('low', '—')} → {dops.get('high', '—')}"
         row["outcome"] = f.refused or "; ".join(f"{side}: {o}" for side, p in at.items() if side != "base"
                                                  for o in [_outcome(table, p)] if o)
         rows.append(row)
     columns = ["factor", "base", "low", "high", "x.base", "x.low", "x.high",
                *(f"{c}.{side}" for side in ("low", "high") for c in (metric, "change", "busiest")),
-               "elasticity", "elasticity.ci95", "outcome"]
+               "elasticity", "elasticity.ci95", "dop", "outcome"]
     frame = pd.DataFrame(rows, columns=columns)   # (the columns even with no row: a base with no figure runs none)
     if len(frame):
         # (descending by |E| with ties as given, no elasticity last: reversing an ascending sort reversed the ties)
         frame = frame.iloc[(-frame["elasticity"].abs()).fillna(1).argsort(kind="stable")].reset_index(drop=True)
-    return Sensitivity(metric, step, base, base_busiest, factors, frame, table, replications, out)
+    return Sensitivity(metric, step, base, base_busiest, factors, frame, table, replications, out, _dop(table, 0))
 
 
 def plot(s: Sensitivity, path=None):

@@ -414,3 +414,25 @@ def test_a_machine_of_single_core_single_strand_cpus_scales_its_sockets_not_a_co
     t2 = [k[0] for k in sn.default_keys(resolve(BASE), [])]
     assert "hardware.cpu.cores_per_socket" in t2 and "hardware.cpu.strands_per_core" in t2
     assert "hardware.cpu.sockets" not in t2
+
+
+def test_a_factor_that_moves_the_instances_degree_of_parallelism_says_so_on_its_row(monkeypatch, tmp_path):
+    """CTAS on the T5220 took 9.9% longer with 9 cores than with 8 (E = +0.79, 'more cores slow it'): the instance's
+    default DOP follows cpu_count (128 -> 112 and 144) and the job's serial strand has more PX servers to serve
+    (with dop=128 set, E = 0). The row says the DOP moved, so the planner sees the policy, not the cores; a factor
+    that leaves the DOP (the clock) says nothing."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        cpu = sc.profile.cpu
+        dop = 2 * cpu.cores_per_socket * cpu.strands_per_core
+        r = dataclasses.replace(_steady_result(), elapsed=7.3 * dop / 128, extra={**_steady_result().extra, "dop": dop})
+        return r
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.cores_per_socket", "hardware.cpu.clock"], metric="elapsed",
+                       out=tmp_path, executor="serial", progress=False)
+    t = s.table.set_index("factor")
+    assert t.loc["hardware.cpu.cores_per_socket", "dop"] == "112 → 144" and t.loc["hardware.cpu.clock", "dop"] == ""
+    row = next(line for line in s.text().splitlines() if line.startswith("cpu.cores_per_socket"))
+    assert row.endswith("DOP 128 at the base: 112 → 144")
+    assert "--set dop=N holds it" in " ".join(s.text().split())
