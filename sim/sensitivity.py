@@ -285,7 +285,10 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     else:   # the base first: its devices say which storage matters
         first = sweep(scenario, points=[{}], **common)
         m = metric or first.metric   # (no figure to move, or one of 0 that no % change is made from: nothing more)
-        gave = m not in first.table or any(v > 0 for v in _values(first.table, 0, m).values())
+        ok = first.table["status"].isin(OUTPUT_STATUSES).any()
+        if ok and m not in first.table:   # (a name only a run knows, device.X.iops: known now, not after every factor)
+            raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {first.out}")
+        gave = ok and any(v > 0 for v in _values(first.table, 0, m).values())
         chosen = default_keys(sc, _busy_devices(first.table)) if gave else []
     made = [make_factor(sc, data, source, keys, step) for keys in chosen]
     res = sweep(scenario, points=_points([f for f in made if not f.refused]), **common)

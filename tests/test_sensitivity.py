@@ -436,3 +436,13 @@ def test_a_factor_that_moves_the_instances_degree_of_parallelism_says_so_on_its_
     row = next(line for line in s.text().splitlines() if line.startswith("cpu.cores_per_socket"))
     assert row.endswith("DOP 128 at the base: 112 → 144")
     assert "--set dop=N holds it" in " ".join(s.text().split())
+
+
+def test_a_metric_the_base_run_lacks_stops_after_the_base_not_after_every_factor(monkeypatch, tmp_path):
+    """device.nosuch.iops passes the name check (device.NAME. is a prefix whose names only a run knows): with the
+    default factors the base runs first, and its table lacks the column, so nothing more runs (the 29 runs of a
+    T5220's factors were made and then refused)."""
+    ran = _stub(monkeypatch, _power_law)
+    with pytest.raises(OltpsimError, match="--metric device.nosuch.iops: no such figure in the runs"):
+        sn.sensitivity(BASE, metric="device.nosuch.iops", out=tmp_path, executor="serial", progress=False)
+    assert len(ran) == 1
