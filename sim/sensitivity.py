@@ -256,8 +256,15 @@ class Sensitivity:
                           *(line for note in notes for line in textwrap.wrap(note, 100))])
 
 
-def _points(factors: list[Factor]) -> list[dict]:
-    return [{}] + [f.setting(v) for f in factors for _side, v in f.ends]
+def _plan(factors: list[Factor]) -> tuple[list[dict], list[dict[str, int]]]:
+    """The sweep's points (the base first) and, for each factor, the point of its base and of each end it runs."""
+    points, at = [{}], []
+    for f in factors:
+        at.append({"base": 0})
+        for side, values in f.ends if not f.refused else []:
+            at[-1][side] = len(points)
+            points.append(f.setting(values))
+    return points, at
 
 
 def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, step: float = DEFAULT_STEP, *,
@@ -274,24 +281,24 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     for i, keys in enumerate(asked):   # (the same runs twice over, and the sweep refuses a point given twice)
         if set(keys) in [set(k) for k in asked[:i]]:
             raise OltpsimError(f"--factor {factors[i]}: given twice; expected each factor once")
-    for keys in asked:   # checked before anything runs: a factor asked for that cannot move is bad input
-        if (f := make_factor(sc, data, source, keys, step)).refused:
+    made = [make_factor(sc, data, source, keys, step) for keys in asked]
+    for f in made:   # checked before anything runs: a factor asked for that cannot move is bad input
+        if f.refused:
             raise OltpsimError(f"--factor {f.name}: neither end {100 * step:g}% away runs: {f.refused}")
     out = Path(out if out is not None else f"sensitivity-{sc.profile.name}-{sc.spec.workload}")
     common = dict(overrides=overrides, out=out, executor=executor, workers=workers, scheduler=scheduler,
                   progress=progress, replications=replications)
-    if asked:
-        chosen = asked
-    else:   # the base first: its devices say which storage matters
+    if not asked:   # the base first: its devices say which storage matters
         first = sweep(scenario, points=[{}], **common)
         m = metric or first.metric   # (no figure to move, or one of 0 that no % change is made from: nothing more)
         ok = first.table["status"].isin(OUTPUT_STATUSES).any()
         if ok and m not in first.table:   # (a name only a run knows, device.X.iops: known now, not after every factor)
             raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {first.out}")
         gave = ok and any(v > 0 for v in _values(first.table, 0, m).values())
-        chosen = default_keys(sc, _busy_devices(first.table)) if gave else []
-    made = [make_factor(sc, data, source, keys, step) for keys in chosen]
-    res = sweep(scenario, points=_points([f for f in made if not f.refused]), **common)
+        made = [make_factor(sc, data, source, keys, step)
+                for keys in (default_keys(sc, _busy_devices(first.table)) if gave else [])]
+    points, at = _plan(made)
+    res = sweep(scenario, points=points, **common)
     m = metric or res.metric
     if m not in res.table:
         raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {res.out}")
@@ -300,7 +307,7 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
         v = ran.iloc[0].item() if hasattr(ran.iloc[0], "item") else ran.iloc[0]   # (numpy's False prints np.False_)
         raise OltpsimError(f"--metric {m}: {v!r} at the base, not a number; expected a figure with a number "
                            f"(tpm, elapsed, extra.iops...); the results are saved in {res.out}")
-    answer = _answer(made, res.table, m, step, replications, res.out)
+    answer = _answer(made, at, res.table, m, step, replications, res.out)
     answer.table.to_csv(res.out / "sensitivity.csv", index=False)
     return answer
 
@@ -389,18 +396,15 @@ def elasticity(y_low: dict[int, float], y_high: dict[int, float], ratio: float,
     return float(e[0]), math.nan
 
 
-def _answer(factors: list[Factor], table, metric: str, step: float, replications: int, out: Path) -> Sensitivity:
+def _answer(factors: list[Factor], points: list[dict[str, int]], table, metric: str, step: float,
+            replications: int, out: Path) -> Sensitivity:
     import pandas as pd
 
     base_y = _values(table, 0, metric)
     base = float(np.mean(list(base_y.values()))) if base_y else math.nan
     base_busiest = _busiest(table, 0)
-    rows, point = [], 1
-    for f in factors:
-        at = {"base": 0}
-        for side, _v in f.ends if not f.refused else []:
-            at[side] = point
-            point += 1
+    rows = []
+    for f, at in zip(factors, points):
         lo, hi = at.get("low", 0), at.get("high", 0)   # (a one-sided factor runs from the base)
         x_lo, x_hi = (f.low or f.base)[0], (f.high or f.base)[0]
         y = {side: _values(table, p, metric) for side, p in at.items()}
