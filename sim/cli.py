@@ -110,6 +110,7 @@ def run(scenario_file, profile, workload, sets, seed, json_file, plot_file, brie
     _check_output_file("--plot", plot_file, (scenario_file, profile))
     if plot_file and json_file and os.path.abspath(plot_file) == os.path.abspath(json_file):
         raise OltpsimError(f"--plot {plot_file} and --json {json_file}: the same file; expected two")
+    _check_picture(plot_file)
     sc = scenario.load(scenario_file, overrides, profile=profile, workload=workload)
     if plot_file and sc.spec.run.interval is None:
         raise OltpsimError(f"--plot {plot_file}: no timeline to draw; give run.interval too "
@@ -189,6 +190,19 @@ def _check_output_file(option: str, path: str | None, reads: tuple = ()) -> None
         raise OltpsimError(f"{option} {path}: cannot write: {exc.strerror}") from None
     if not existed:
         os.remove(target)
+
+
+def _check_picture(path: str | None) -> None:
+    """--plot's file must be one matplotlib draws: it picks the format by the suffix and failed with a traceback
+    after every run was made (a .txt), or wrote tornado.png when given tornado (sensitivity; run's timeline too)."""
+    if path is None:
+        return
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FigureCanvasBase.get_supported_filetypes():
+        raise OltpsimError(f"--plot {path}: {'a .' + suffix if suffix else 'no suffix, not a'} file; expected a "
+                           f"picture, e.g. {Path(path).stem or 'plot'}.png (or .svg, .pdf)")
 
 
 def _write(option: str, path: str, text: str) -> None:
@@ -423,19 +437,6 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
                    "means nothing); a run that completes some work gives one (run.max_time is the time measured "
                    "after run.warmup)", err=True)
         sys.exit(1)
-
-
-def _check_picture(path: str | None) -> None:
-    """--plot's file must be one matplotlib draws: it picks the format by the suffix and failed with a traceback
-    after every run was made (a .txt), or wrote tornado.png when given tornado."""
-    if path is None:
-        return
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in FigureCanvasBase.get_supported_filetypes():
-        raise OltpsimError(f"--plot {path}: {'a .' + suffix if suffix else 'no suffix, not a'} file; expected a "
-                           f"picture, e.g. {Path(path).stem or 'tornado'}.png (or .svg, .pdf)")
 
 
 def _say_not_steady(runs) -> None:

@@ -219,7 +219,7 @@ def test_the_plots_title_gives_run_interval_not_the_first_rows_span(tpcc):
 
 def test_cli_plot_needs_a_timeline_and_refuses_before_running(tmp_path, monkeypatch):
     """--plot without run.interval exits 2 before anything runs and writes nothing; an interval under 1 ms is bad
-    input too; with one, the PNG is written."""
+    input too, as is a file matplotlib cannot draw (a .txt had failed with its traceback after the run)."""
     import sim.run
 
     monkeypatch.setattr(sim.run, "run", lambda *a, **k: pytest.fail("ran"))
@@ -231,6 +231,8 @@ def test_cli_plot_needs_a_timeline_and_refuses_before_running(tmp_path, monkeypa
     same = str(tmp_path / "x")
     got = CliRunner().invoke(cli.main, [*base, "--set", "run.interval=1 s", "--plot", same, "--json", same])
     assert got.exit_code == 2 and "the same file" in got.stderr
+    got = CliRunner().invoke(cli.main, [*base, "--set", "run.interval=1 s", "--plot", str(tmp_path / "t.txt")])
+    assert got.exit_code == 2 and "expected a picture, e.g. t.png" in got.stderr   # (matplotlib's traceback, after)
 
 
 def test_cli_plot_writes_the_png(tmp_path, tpcc, monkeypatch):
