@@ -58,6 +58,12 @@ def test_exact_quantity_is_read_back_to_a_rounding():
     assert exact_quantity(1.4001e9, "frequency") == "1.4001 GHz"
 
 
+def test_exact_quantity_keeps_twelve_significant_digits():
+    """12 digits, not 10: 1.23456789012 GHz is written whole (a 10-digit rounding, 1.23456789 GHz, is 12 Hz off:
+    small, but the point is that the end run is the end computed)."""
+    assert exact_quantity(1.23456789012e9, "frequency") == "1.23456789012 GHz"
+
+
 def test_the_elasticity_of_a_power_law_is_its_exponent_from_paired_replications(monkeypatch, tmp_path):
     """TPM a power of the clock (0.8) and of memory latency (-0.3), with a replication's noise common to every point:
     the elasticities are the exponents to 1e-12 with a zero interval (the noise cancels within each replication's
@@ -120,6 +126,14 @@ def test_a_whole_number_steps_to_the_nearest_value_the_scenario_takes_and_its_co
     assert _factor(("hardware.storage.disk_groups.array.count",)).high == (7,)
     with pytest.raises(OltpsimError, match="a whole number moves by its own steps; expected it first"):
         _factor(("hardware.cpu.llc_size", "hardware.cpu.cores_per_socket"))
+
+
+def test_a_params_factor_is_read_from_the_resolved_workload_parameters():
+    """think_time '1 s' is 1.0 s once resolved, a time: its ends are 0.9 s and 1.1 s, set as '1.1 s' (the scenario's
+    raw text '1 s' is no number to scale)."""
+    thinking = apply_overrides(BASE, {"think_time": "1 s"})
+    f = _factor(("params.think_time",), base=thinking)
+    assert f.high == (pytest.approx(1.1),) and f.setting(f.high) == {"params.think_time": "1.1 s"}
 
 
 def test_a_seek_curve_moves_as_one_and_parse_factor_reads_siblings():
@@ -240,6 +254,12 @@ def test_the_command_prints_the_ranked_table_with_short_names_and_draws_the_torn
      "--factor hardware.storage.disk_groups.array.disk.avg_seek: neither end 95% away runs"),
     (["--factor", "hardware.cpu.clock", "--plot", "tornado.txt"],
      "--plot tornado.txt: a .txt file; expected a picture, e.g. tornado.png"),
+    (["--factor", "hardware.cpu.clock", "--plot", "/nonexistent-oltpsim/t.png"],
+     "--plot /nonexistent-oltpsim/t.png: folder /nonexistent-oltpsim does not exist"),
+    (["--factor", "hardware.cpu.clock", "--metric", "tmp"], "--metric tmp:"),
+    (["--set", "profile=t5440"], "--profile t5220 and --set profile=t5440: the profile given twice"),
+    (["--factor", "hardware.storage.disk_groups.nosuch.count"],
+     "--factor hardware.storage.disk_groups.nosuch.count: no such setting in the scenario"),
 ])
 def test_bad_input_is_refused_before_anything_runs(monkeypatch, tmp_path, args, message):
     """Exit 2, one line naming the option and value, and no run made."""
@@ -451,3 +471,409 @@ def test_a_metric_the_base_run_lacks_stops_after_the_base_not_after_every_factor
     with pytest.raises(OltpsimError, match="--metric device.nosuch.iops: no such figure in the runs"):
         sn.sensitivity(BASE, metric="device.nosuch.iops", out=tmp_path, executor="serial", progress=False)
     assert len(ran) == 1
+
+
+def test_a_factor_of_several_settings_is_shown_by_its_first_settings_values():
+    """cores_per_socket+llc_size prints as the cores (8, 7 and 9), the setting its steps are made in, not the cache
+    that follows it (4 MB): the table's base/low/high columns and the tornado's labels read it."""
+    cores = _factor(("hardware.cpu.cores_per_socket", "hardware.cpu.llc_size"))
+    assert [cores.shown(v) for v in (cores.base, cores.low, cores.high)] == ["8", "7", "9"]
+
+
+def test_a_setting_named_twice_in_one_factor_is_refused():
+    """'clock+clock' would scale one setting twice in one override: refused by name, as bad input."""
+    with pytest.raises(OltpsimError, match=r"--factor 'hardware.cpu.clock\+clock': a setting named twice"):
+        sn.parse_factor("hardware.cpu.clock+clock")
+
+
+def test_a_whole_number_moves_by_at_least_one_and_at_most_to_twice_or_down_to_one():
+    """The rx5670's 4 sockets at 10% (0.4 of a socket) still step by one, to 3 and 5 (a step of 0 would run the base
+    twice as its 'ends'); a T2 of one core cannot go to 0 cores, so its only end is 2, twice it (one-sided); two
+    cores step down to 1, the smallest machine there is."""
+    rx = {**BASE, "profile": "rx5670"}
+    sockets = sn.make_factor(resolve(rx), rx, "<test>", ("hardware.cpu.sockets",), 0.1)
+    assert (sockets.low, sockets.high) == ((3,), (5,))
+    for cores, ends in ((1, (None, (2,))), (2, ((1,), (3,)))):
+        one = apply_overrides(BASE, {"hardware.cpu.cores_per_socket": cores})
+        f = _factor(("hardware.cpu.cores_per_socket",), base=one)
+        assert (f.low, f.high) == ends, cores
+
+
+def test_a_whole_numbers_companions_move_by_its_ratio_unrounded():
+    """Only the first setting is a whole number: cores 8 -> 7 takes cpi_issue (1.0) to 0.875 with it, not rounded
+    back to 1 (which would leave it unmoved at the low end)."""
+    f = _factor(("hardware.cpu.cores_per_socket", "hardware.cpu.cpi_issue"))
+    assert f.low == (7, pytest.approx(0.875, rel=1e-12)) and f.high == (9, pytest.approx(1.125, rel=1e-12))
+
+
+def test_a_factor_with_no_end_gives_the_first_ends_reason():
+    """avg_seek alone at 95% is refused at both ends; the reason kept is the low end's, the first tried (175 us,
+    under track_seek), so the message matches the order the ends are listed in."""
+    alone = _factor(("hardware.storage.disk_groups.array.disk.avg_seek",), step=0.95)
+    assert "got '175 us'" in alone.refused
+
+
+def test_an_end_is_set_as_its_exact_value_not_a_four_digit_rounding():
+    """A 12.3% step of 1.4 GHz is 1.5722 GHz: the override --set receives is '1.5722 GHz' (format_quantity's four
+    digits would run 1.572 GHz, so the elasticity would be computed for an end that did not run)."""
+    f = _factor(("hardware.cpu.clock",), step=0.123)
+    assert f.setting(f.high) == {"hardware.cpu.clock": "1.5722 GHz"}
+
+
+def test_cores_are_the_cpu_factor_where_a_socket_holds_several_or_the_board_one():
+    """A T5440's 4 sockets of 8 cores: cores_per_socket is the factor (a 9th core on each chip), not sockets; a
+    T5220 with one of its T2's cores enabled (one socket) keeps cores_per_socket too: the chip has more cores to
+    give, and the board no second socket."""
+    t5440 = [k[0] for k in sn.default_keys(resolve({**BASE, "profile": "t5440"}), [])]
+    assert "hardware.cpu.cores_per_socket" in t5440 and "hardware.cpu.sockets" not in t5440
+    one = [k[0] for k in sn.default_keys(resolve(apply_overrides(BASE, {"hardware.cpu.cores_per_socket": 1})), [])]
+    assert "hardware.cpu.cores_per_socket" in one and "hardware.cpu.sockets" not in one
+
+
+def test_a_setting_of_zero_or_one_the_scenario_lacks_is_no_default_factor():
+    """A controller overhead of 0 cannot be scaled by a ratio (10% of nothing), so it is left out of the defaults, and
+    asked for as a factor it is refused by name; a key with no such setting has no value either."""
+    sc = resolve(apply_overrides(BASE, {"hardware.storage.disk_groups.array.controller.overhead": "0 ms"}))
+    keys = [k[0] for k in sn.default_keys(sc, ["array"])]
+    assert "hardware.storage.disk_groups.array.controller.bandwidth" in keys
+    assert "hardware.storage.disk_groups.array.controller.overhead" not in keys
+    assert not sn._has_value(sc, "hardware.cpu.nosuch")
+    with pytest.raises(OltpsimError, match="controller.overhead is 0.0 in this scenario; expected a positive number"):
+        sn.make_factor(sc, apply_overrides(BASE, {"hardware.storage.disk_groups.array.controller.overhead": "0 ms"}),
+                       "<test>", ("hardware.storage.disk_groups.array.controller.overhead",), 0.1)
+
+
+def test_the_row_gives_the_low_ends_change_first_and_a_new_bound_at_the_low_end(monkeypatch, tmp_path):
+    """TPM ~ clock^0.8: the low end (1.26 GHz) is 0.9^0.8 - 1 = -8.1%, the high end 1.1^0.8 - 1 = +7.9%, in that
+    order under 'change at low', 'at high'. At the low clock LGWR is 80% busy (past the array's 42%): the low end
+    has another bound, named on the row as the high end's would be."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        r = dataclasses.replace(_steady_result(), tpm=_power_law(sc, sc.spec.run.seed))
+        slow = sc.profile.cpu.clock < 1.3e9
+        return dataclasses.replace(r, extra={**r.extra, "lgwr_busy_pct": 80.0}) if slow else r
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], out=tmp_path, executor="serial", progress=False)
+    row = next(line for line in s.text().splitlines() if line.startswith("cpu.clock"))
+    assert row.index("-8.1%") < row.index("+7.9%") and row.endswith("low: LGWR 80%")
+
+
+def test_the_heading_gives_the_base_its_bound_the_step_and_the_replications(monkeypatch, tmp_path):
+    """The line above the table: the base figure, its busiest resource (the stub's array at 42%), the step as a
+    percentage (10%, not 0.1%) and the replications in the singular for one. With three, the interval is the
+    pairs' own, so no note explains where it comes from."""
+    _stub(monkeypatch, _power_law)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], out=tmp_path, executor="serial", progress=False)
+    head = " ".join(s.text().split("\n\n")[0].split())
+    assert "; busiest array %b 42%. Each factor 10% below and above (1 replication, common random numbers):" in head
+    s3 = sn.sensitivity(BASE, ["hardware.cpu.clock"], replications=3, out=tmp_path / "r3", executor="serial",
+                        progress=False)
+    text3 = " ".join(s3.text().split())
+    assert "(3 replications, common random numbers)" in text3 and "95% CI:" not in text3   # (its pairs give it)
+
+
+def test_a_response_time_in_ms_is_a_time_too_with_its_interval_from_the_runs(monkeypatch, tmp_path):
+    """rt.new_order.mean (ms) = 12.3 ms x 1.4 GHz / clock: E = -1, and the note and the tornado's axis say lower is
+    better as for elapsed (s), the axis giving the base in ms as the table does; one run's interval comes from
+    rt.new_order.mean_ci95, 0.42 ms of 12.3 ms at the base, the same share at each end: hypot(r, r) / ln(1.1 / 0.9)
+    with r = 0.42 / 12.3."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        k = 1.4e9 / sc.profile.cpu.clock
+        r = _steady_result()
+        return dataclasses.replace(r, response={"new_order": {**r.response["new_order"], "mean": 0.0123 * k,
+                                                              "mean_ci95": 0.00042 * k}})
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], metric="rt.new_order.mean", out=tmp_path, executor="serial",
+                       progress=False)
+    assert s.table.loc[0, "elasticity"] == pytest.approx(-1.0, abs=1e-12)
+    r = 0.42 / 12.3
+    assert s.table.loc[0, "elasticity.ci95"] == pytest.approx(math.hypot(r, r) / math.log(1.1 / 0.9), rel=1e-9)
+    assert "rt.new_order.mean is a time: lower is better" in " ".join(s.text().split())
+    assert "from 12.3 ms (%; lower is better)" in s.plot().axes[0].get_xlabel()   # (the base in ms, not 0.0123)
+
+
+LONG = "SGA exceeds the memory: 40 GB of buffer cache and 8 GB of shared pool in 32 GB after the kernel's 2 GB"
+
+
+def test_an_end_that_fails_gives_its_outcome_on_the_row_no_elasticity_and_comes_last(monkeypatch, tmp_path):
+    """The high clock's run is out of memory (the stub's, for the test): the clock has no elasticity and its row says
+    why, the end and the run's status and message (cut at 80 characters in the printed table, whole in the csv); it
+    sorts after the latency's -0.30 and the tornado leaves it out. The latency's interval still comes from its
+    runs' own, so the note says so (not 'no interval of its own', which is for a figure without one)."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        if sc.profile.cpu.clock > 1.5e9:
+            return dataclasses.replace(_steady_result(), status="out_of_memory", message=LONG, tpm=None)
+        tpm = _power_law(sc, sc.spec.run.seed)
+        return dataclasses.replace(_steady_result(), tpm=tpm, tpm_half_width=0.01 * tpm)
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock", "hardware.memory.latency"], out=tmp_path, executor="serial",
+                       progress=False)
+    assert list(s.table["factor"]) == ["hardware.memory.latency", "hardware.cpu.clock"]
+    clock = s.table.iloc[1]
+    assert math.isnan(clock["elasticity"]) and math.isnan(clock["elasticity.ci95"])
+    assert clock["outcome"] == f"high: out_of_memory: {LONG}" and s.table.iloc[0]["outcome"] == ""
+    row = next(line for line in s.text().splitlines() if line.startswith("cpu.clock"))
+    assert row.endswith(f"high: out_of_memory: {LONG}"[:80])
+    assert "-8.1% — —" in " ".join(row.split())   # (the low end's change; none at high, no elasticity)
+    text = " ".join(s.text().split())
+    assert "from each run's own interval" in text and "no interval of its own" not in text
+    assert [t.get_text().split()[0] for t in s.plot().axes[0].get_yticklabels()] == ["memory.latency"]
+
+
+def test_a_one_sided_factor_that_moves_the_dop_compares_its_end_with_the_base(monkeypatch, tmp_path):
+    """A T2 with one core: cores_per_socket runs only up to 2 (0 cores is no machine); the stub's DOP is 2 x cores x
+    strands, 16 at the base and 32 at 2 cores, so the row says the DOP moved ('— → 32' beside 'DOP 16 at the base'):
+    the base is the factor's other end, and its DOP is what the one end is compared with."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        dop = 2 * sc.profile.cpu.cores_per_socket * sc.profile.cpu.strands_per_core
+        r = _steady_result()
+        return dataclasses.replace(r, elapsed=7.3 * dop / 16, extra={**r.extra, "dop": dop})
+    monkeypatch.setattr(sim.run, "run", fake)
+    one = apply_overrides(BASE, {"hardware.cpu.cores_per_socket": 1})
+    s = sn.sensitivity(one, ["hardware.cpu.cores_per_socket"], metric="elapsed", out=tmp_path, executor="serial",
+                       progress=False)
+    assert s.table.loc[0, "dop"] == "— → 32"
+    assert next(line for line in s.text().splitlines() if line.startswith("cpu.cores")).endswith(
+        "DOP 16 at the base: — → 32")
+
+
+def test_a_factor_given_twice_in_another_order_is_refused_before_anything_runs(monkeypatch, tmp_path):
+    """clock+cpi_issue and cpi_issue+clock are one factor (the same settings scaled together): the same runs twice
+    over, refused as 'given twice' whatever the order of its settings."""
+    ran = _stub(monkeypatch, _power_law)
+    with pytest.raises(OltpsimError, match="--factor hardware.cpu.cpi_issue\\+clock: given twice"):
+        sn.sensitivity(BASE, ["hardware.cpu.clock+cpi_issue", "hardware.cpu.cpi_issue+clock"], out=tmp_path,
+                       executor="serial", progress=False)
+    assert ran == []
+
+
+def test_the_default_output_folder_is_named_by_the_profile_then_the_workload(monkeypatch, tmp_path):
+    """Without --out the runs go to sensitivity-<profile>-<workload> in the current folder (the option's help says
+    so, and a rerun with the same command finds them there to resume)."""
+    _stub(monkeypatch, _power_law)
+    monkeypatch.chdir(tmp_path)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], executor="serial", progress=False)
+    assert str(s.out) == "sensitivity-t5220-tpcc" and (tmp_path / "sensitivity-t5220-tpcc" / "sensitivity.csv").exists()
+
+
+def test_a_metric_the_runs_lack_is_refused_with_the_factors_given_too(monkeypatch, tmp_path):
+    """With --factor the base is not run alone first, so the sweep's table is where device.nosuch.iops (a name the
+    check before running lets through: device names are known from runs) is found missing: an error naming it and
+    where the runs are, not a KeyError."""
+    _stub(monkeypatch, _power_law)
+    with pytest.raises(OltpsimError, match="--metric device.nosuch.iops: no such figure in the runs"):
+        sn.sensitivity(BASE, ["hardware.cpu.clock"], metric="device.nosuch.iops", out=tmp_path, executor="serial",
+                       progress=False)
+
+
+def test_a_base_replication_without_the_figure_is_not_a_metric_that_is_no_number(monkeypatch, tmp_path):
+    """One of three base runs gives no TPM (status ok; the stub's, as a run that completed no transaction of a type
+    gives no mean for it): the others are numbers, so the metric is one, and the base is their mean, 1e5 x (1 +
+    seed % 97 / 1000) over the two seeds that gave it."""
+    import sim.run
+
+    second = sw.replication_seed(resolve(BASE).spec.run.seed, 1)
+
+    def fake(sc, progress=None):
+        seed = sc.spec.run.seed
+        tpm = None if seed == second and sc.profile.cpu.clock == 1.4e9 else 1e5 * (1 + (seed % 97) / 1000)
+        return dataclasses.replace(_steady_result(), tpm=tpm, tpm_half_width=None)
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], replications=3, out=tmp_path, executor="serial", progress=False)
+    gave = [r for r in s.runs.to_dict("records") if r["point"] == 0 and r["tpm"] == r["tpm"]]
+    assert len(gave) == 2 and s.base == pytest.approx(sum(r["tpm"] for r in gave) / 2, rel=1e-12)
+
+
+def test_a_devices_factor_is_named_by_the_device_in_the_table():
+    """A disk group's and a flash array's settings print from the device's name (array.count, flash.bricks), the
+    rest of hardware. from its section (cpu.clock); a setting outside hardware keeps its name (database.db_cache)."""
+    assert [sn._short(n) for n in ("hardware.storage.disk_groups.array.count",
+                                   "hardware.storage.flash_arrays.flash.bricks", "hardware.cpu.clock",
+                                   "database.db_cache")] == [
+        "array.count", "flash.bricks", "cpu.clock", "database.db_cache"]
+
+
+def test_a_batch_end_that_timed_out_gives_no_elasticity_from_its_time_limit(monkeypatch, tmp_path):
+    """elapsed = 10 s x 1.4 GHz / clock, but the low clock's job stops at its time limit (status timeout, elapsed
+    the 10.5 s it ran): that is not the job's time, so the clock has no elasticity and its row gives the timeout
+    (counted, it would make E = ln(9.09 / 10.5) / ln(1.1 / 0.9) = -0.72 instead of -1)."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        r = dataclasses.replace(_steady_result(), elapsed=10 * 1.4e9 / sc.profile.cpu.clock)
+        if sc.profile.cpu.clock < 1.3e9:
+            return dataclasses.replace(r, status="timeout", message="not finished", elapsed=10.5)
+        return r
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], metric="elapsed", out=tmp_path, executor="serial",
+                       progress=False)
+    assert math.isnan(s.table.loc[0, "elasticity"]) and math.isnan(s.table.loc[0, "elapsed.low"])
+    assert s.table.loc[0, "outcome"] == "low: timeout: not finished"
+
+
+def test_a_points_busiest_is_the_one_most_replications_name_at_their_mean(monkeypatch, tmp_path):
+    """Three base replications: the array at 60% and 64% in two, the strands 100% busy in the third. The base's
+    bound is the array (named by two of three) at 62%, the mean of the runs that name it: not the last run's
+    strands, the array's busiest run (64%) or a mean taking in the strands' 100% (75%)."""
+    import sim.run
+
+    seed = resolve(BASE).spec.run.seed
+    util = {sw.replication_seed(seed, 0): 60.0, sw.replication_seed(seed, 1): 64.0}
+
+    def fake(sc, progress=None):
+        r = dataclasses.replace(_steady_result(), tpm=_power_law(sc, sc.spec.run.seed))
+        if sc.spec.run.seed in util:
+            return dataclasses.replace(r, devices={"array": {**r.devices["array"], "util_pct": util[sc.spec.run.seed]}})
+        return dataclasses.replace(r, strand_utilisation=[100.0] * 8)
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], replications=3, out=tmp_path, executor="serial", progress=False)
+    assert s.base_busiest == "array %b 62%"
+
+
+def test_two_replications_give_the_mean_of_their_elasticities_and_students_interval(monkeypatch, tmp_path):
+    """TPM ~ clock^0.7 in one replication and clock^0.9 in the other (noise that is not common to the ends): each
+    pair gives its exponent exactly, E is their mean 0.8, and the interval Student's t with 1 degree of freedom,
+    t(0.975, 1) x sd / sqrt(2) = 12.706 x 0.1 (sd 0.1414), from two replications as from more."""
+    import sim.run
+
+    first = resolve(BASE).spec.run.seed
+
+    def fake(sc, progress=None):
+        k = 0.7 if sc.spec.run.seed == first else 0.9
+        return dataclasses.replace(_steady_result(), tpm=1e5 * (sc.profile.cpu.clock / 1.4e9) ** k, tpm_half_width=None)
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], replications=2, out=tmp_path, executor="serial", progress=False)
+    assert s.table.loc[0, "elasticity"] == pytest.approx(0.8, abs=1e-12)
+    assert s.table.loc[0, "elasticity.ci95"] == pytest.approx(12.7062 * 0.1, rel=1e-4)
+
+
+def test_an_end_with_a_figure_of_zero_or_no_interval_gives_no_elasticity_or_no_interval(monkeypatch, tmp_path):
+    """The low clock completes no transaction (TPM 0): no logarithm of 0, so the clock has no elasticity (not a
+    crash). The latency's high end gives no interval of its own: its elasticity stands (-0.3, the exponent) with
+    no interval, as neither end's alone is one of the difference."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        tpm = 0.0 if sc.profile.cpu.clock < 1.3e9 else _power_law(sc, sc.spec.run.seed)
+        hw = None if sc.profile.memory.latency > 110e-9 else 0.01 * tpm
+        return dataclasses.replace(_steady_result(), tpm=tpm, tpm_half_width=hw)
+    monkeypatch.setattr(sim.run, "run", fake)
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock", "hardware.memory.latency"], out=tmp_path, executor="serial",
+                       progress=False)
+    t = s.table.set_index("factor")
+    assert math.isnan(t.loc["hardware.cpu.clock", "elasticity"])
+    assert t.loc["hardware.memory.latency", "elasticity"] == pytest.approx(-0.3, abs=1e-12)
+    assert math.isnan(t.loc["hardware.memory.latency", "elasticity.ci95"])
+
+
+def test_a_factor_whose_high_end_is_refused_runs_from_its_low_end_to_the_base(monkeypatch, tmp_path):
+    """avg_seek 90% off: 0.35 ms is on the seek curve (0.2-6.4 ms), 6.65 ms is past full_seek and refused, so the
+    factor runs 0.35 ms -> 3.5 ms (the base), and TPM ~ avg_seek^-0.2 gives E = -0.2 over that span."""
+    _stub(monkeypatch, lambda sc, _seed: 1e5 * (sc.profile.storage.disk_groups["array"].disk.avg_seek / 3.5e-3) ** -0.2)
+    s = sn.sensitivity(BASE, ["hardware.storage.disk_groups.array.disk.avg_seek"], step=0.9, out=tmp_path,
+                       executor="serial", progress=False)
+    row = s.table.iloc[0]
+    assert row["high"] == "—" and row["x.low"] == pytest.approx(0.35e-3)
+    assert row["elasticity"] == pytest.approx(-0.2, abs=1e-12) and row["busiest.high"] == ""   # (no high end ran)
+
+
+def test_a_default_factor_with_no_end_is_listed_last_with_the_reason(monkeypatch, tmp_path):
+    """A default factor the scenario refuses at both ends (avg_seek alone at 95%, off its seek curve) is not bad
+    input as a --factor would be: it is kept, last, with no elasticity and the scenario's reason in its outcome, and
+    no run made for it (1 base + 2 for the clock)."""
+    ran = _stub(monkeypatch, _power_law, half_width=lambda tpm: 0.01 * tpm)
+    seek = ("hardware.storage.disk_groups.array.disk.avg_seek",)
+    monkeypatch.setattr(sn, "default_keys", lambda sc, devices: [seek, ("hardware.cpu.clock",)])
+    s = sn.sensitivity(BASE, step=0.95, out=tmp_path, executor="serial", progress=False)
+    assert list(s.table["factor"]) == ["hardware.cpu.clock", seek[0]]
+    row = s.table.iloc[1]
+    assert math.isnan(row["elasticity"]) and "got '175 us'; expected between track_seek" in row["outcome"]
+    assert len(ran) == 1 + 2   # (the base run first is resumed, not run again)
+
+
+def test_a_base_figure_of_zero_leaves_the_changes_undefined_but_not_the_elasticity(monkeypatch, tmp_path):
+    """With --factor the ends run whatever the base gave: the base's TPM of 0 (the stub's) has no % change from it,
+    so change.low and change.high are NaN (not a ZeroDivisionError), while E = 0.8 comes from the two ends alone."""
+    _stub(monkeypatch, lambda sc, seed: 0.0 if sc.profile.cpu.clock == 1.4e9 else _power_law(sc, seed))
+    s = sn.sensitivity(BASE, ["hardware.cpu.clock"], out=tmp_path, executor="serial", progress=False)
+    row = s.table.iloc[0]
+    assert math.isnan(row["change.low"]) and math.isnan(row["change.high"])
+    assert row["elasticity"] == pytest.approx(0.8, abs=1e-12)
+
+
+def test_ties_after_the_ranked_factors_keep_the_order_given_too(monkeypatch, tmp_path):
+    """Two factors the figure ignores (the LLC, memory bandwidth: E = 0 each) given before the clock (+0.8) and the
+    latency (-0.3): ranked clock, latency, then the two ties as given. (A quicksort of these four keys, 0, 0, -0.8,
+    -0.3, puts the bandwidth before the LLC: ties need the stable sort whatever else is in the table.)"""
+    _stub(monkeypatch, _power_law)
+    s = sn.sensitivity(BASE, ["hardware.cpu.llc_size", "hardware.memory.bandwidth_per_socket", "hardware.cpu.clock",
+                              "hardware.memory.latency"], out=tmp_path, executor="serial", progress=False)
+    assert list(s.table["factor"]) == ["hardware.cpu.clock", "hardware.memory.latency", "hardware.cpu.llc_size",
+                                       "hardware.memory.bandwidth_per_socket"]
+
+
+def test_the_command_passes_its_options_to_sensitivity(monkeypatch, tmp_path):
+    """What the command hands sim.sensitivity (stopped there): the step of 10% as 0.1 by default, -r, --metric, and
+    the executor: --dask-local N is a Dask cluster of N workers, -j N N local processes."""
+    calls = []
+
+    def stop(*args, **kw):
+        calls.append((args, kw))
+        raise OltpsimError("stopped")
+    monkeypatch.setattr(sn, "sensitivity", stop)
+    base = ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--factor", "hardware.cpu.clock"]
+    for extra in (["-r", "3", "--metric", "elapsed", "--dask-local", "2"], ["-j", "3"]):
+        assert CliRunner().invoke(cli.main, [*base, *extra, "--out", str(tmp_path / "s")]).exit_code == 2
+    (args, dask), (_, local) = calls
+    assert args[2] == 0.1 and dask["replications"] == 3 and dask["metric"] == "elapsed"
+    assert (dask["executor"], dask["workers"], local["executor"], local["workers"]) == ("dask", 2, "process", 3)
+    assert (local["replications"], local["metric"]) == (1, None)
+
+
+def test_a_picture_is_known_by_its_suffix_in_any_case():
+    """matplotlib picks the format from the suffix, whatever its case (T.PNG is a PNG); a file with no suffix is
+    refused as such, with the name it could have."""
+    cli._check_picture("T.PNG")
+    with pytest.raises(OltpsimError, match=r"--plot tornado: no suffix, not a file; expected a picture, e.g. "
+                                           r"tornado.png"):
+        cli._check_picture("tornado")
+
+
+def test_a_run_that_fails_with_an_error_makes_the_command_exit_1(monkeypatch, tmp_path):
+    """The high clock's run raises (a fault of oltpsim's, not an outcome of the scenario): the table is printed, and
+    the command exits 1 saying 1 of the 3 runs ended in an error and where the traceback is."""
+    import sim.run
+
+    def fake(sc, progress=None):
+        if sc.profile.cpu.clock > 1.5e9:
+            raise RuntimeError("a bug")
+        return dataclasses.replace(_steady_result(), tpm=_power_law(sc, sc.spec.run.seed))
+    monkeypatch.setattr(sim.run, "run", fake)
+    monkeypatch.setattr(sw, "sweep", _serial)
+    got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set", "users=2",
+                                        "--factor", "hardware.cpu.clock", "--out", str(tmp_path / "s")])
+    assert got.exit_code == 1 and "1 of 3 runs ended in an error" in got.stderr, got.output
+    assert "points.jsonl" in got.stderr and "cpu.clock" in got.stdout
+
+
+def test_a_scenario_file_its_output_folder_would_replace_is_refused_before_anything_runs(monkeypatch, tmp_path):
+    """A scenario kept as out/summary.csv, with --out out: the sweep writes its summary there, so the command would
+    overwrite its own input. Refused (exit 2) before any run, the file untouched, as sweep refuses it."""
+    import yaml
+
+    ran = _stub(monkeypatch, _power_law)
+    out = tmp_path / "s"
+    out.mkdir()
+    kept = out / "summary.csv"
+    kept.write_text(yaml.safe_dump(BASE))
+    before = kept.read_text()
+    got = CliRunner().invoke(cli.main, ["sensitivity", str(kept), "--factor", "hardware.cpu.clock", "--out", str(out)])
+    assert got.exit_code == 2 and "would replace this input file" in got.stderr, got.output
+    assert ran == [] and kept.read_text() == before
