@@ -429,8 +429,8 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
                    f"tracebacks are in {s.out / 'points.jsonl'}; the same command again runs them again)", err=True)
         sys.exit(1)
     if not is_number(s.base):
-        click.echo("oltpsim: the base gave no figure, so no factor has an elasticity (the outcome column says why)",
-                   err=True)
+        click.echo(f"oltpsim: the base gave no figure ({sn._outcome(s.runs, 0) or 'no run of it ended ok'}), so no "
+                   "factor has an elasticity", err=True)   # (no row's outcome is the base's)
         sys.exit(1)
     if s.base <= 0:   # (no % change is made from 0: every row was a dash with no word why)
         click.echo(f"oltpsim: the base's {s.metric} is {s.base:g}, so no factor has an elasticity (a % change from it "

@@ -863,6 +863,23 @@ def test_a_run_that_fails_with_an_error_makes_the_command_exit_1(monkeypatch, tm
     assert "points.jsonl" in got.stderr and "cpu.clock" in got.stdout
 
 
+def test_a_base_that_gives_no_figure_says_why_in_the_message(monkeypatch, tmp_path):
+    """The base out of memory: the command said '(the outcome column says why)', but no factor runs, so the table
+    has no row and no outcome, and with --factor a row's outcome is its ends', never the base's: the reason was
+    nowhere. The message gives the base's status and its message, once: not on every row beside the ends' own."""
+    import sim.run
+
+    def oom(sc, progress=None):
+        return dataclasses.replace(_steady_result(), status="out_of_memory", message="SGA exceeds memory", tpm=None)
+    monkeypatch.setattr(sim.run, "run", oom)
+    monkeypatch.setattr(sw, "sweep", lambda *a, **kw: _serial(*a, **kw))
+    for factors in ([], ["--factor", "hardware.cpu.clock"]):
+        got = CliRunner().invoke(cli.main, ["sensitivity", "--profile", "t5220", "--workload", "tpcc", "--set",
+                                            "users=2", *factors, "--out", str(tmp_path / str(len(factors)))])
+        assert got.exit_code == 1 and "the base gave no figure (out_of_memory: SGA exceeds memory)" in got.stderr
+        assert "outcome column" not in got.stderr and "base: out_of_memory" not in got.stdout   # (not on each row)
+
+
 def test_a_scenario_file_its_output_folder_would_replace_is_refused_before_anything_runs(monkeypatch, tmp_path):
     """A scenario kept as out/summary.csv, with --out out: the sweep writes its summary there, so the command would
     overwrite its own input. Refused (exit 2) before any run, the file untouched, as sweep refuses it."""
