@@ -19,9 +19,10 @@ by the nearest whole numbers the scenario accepts (a T2 core's strands in multip
 scenario refuses (mlp below 1) leaves the factor one-sided: base to the other end.
 
 By default the factors are the machine's: the clock, issue CPI (a newer core at the same clock), last-level cache,
-cores (sockets where a socket holds one core), strands (where a core has more than one), memory latency, bandwidth
-and size, and for each device the base run did I/O on its drives' count, seek curve, spindle speed, media rate and
-controller (a flash array's bricks and service time); the buffer cache when the scenario sizes one.
+cores (sockets where a socket holds one core; sockets too on a board of several), strands (where a core has more
+than one), memory latency, bandwidth and size, and for each device the base run did I/O on its drives' count, its
+controllers' count, seek curve, spindle speed, media rate and controller (a flash array's bricks and service time);
+the buffer cache when the scenario sizes one.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ DEFAULT_STEP = 0.10
 # (a spec key: its siblings scaled with it, so that the spec stays one machine)
 _CPU = ("clock", "cpi_issue", "llc_size", "cores_per_socket", "strands_per_core")
 _MEMORY = (("latency", "remote_latency"), "bandwidth_per_socket", "size")
-_DISK_GROUP = ("count", "disk.rpm", ("disk.avg_seek", "disk.track_seek", "disk.full_seek"), "disk.media_rate",
+_DISK_GROUP = ("count", "controllers", "disk.rpm", ("disk.avg_seek", "disk.track_seek", "disk.full_seek"), "disk.media_rate",
                "controller.bandwidth", "controller.overhead")
 _FLASH = ("bricks", "service_time", "fabric_latency", "fabric_bandwidth")
 
@@ -172,8 +173,11 @@ def default_keys(sc: Scenario, devices: list[str]) -> list[tuple[str, ...]]:
     cpu = sc.profile.cpu
     if cpu.strands_per_core == 1:   # (1 -> 2 is a threading the chip lacks, not an upgrade on offer)
         groups.remove(("hardware.cpu.strands_per_core",))
+    cores = groups.index(("hardware.cpu.cores_per_socket",))
     if cpu.cores_per_socket == 1 and cpu.sockets > 1:   # (one CPU a socket: more of them are sockets, not a 2nd core)
-        groups[groups.index(("hardware.cpu.cores_per_socket",))] = ("hardware.cpu.sockets",)
+        groups[cores] = ("hardware.cpu.sockets",)
+    elif cpu.sockets > 1:   # (a board of chips: a chip more or less, as a T5440 is sold with 2 or 4)
+        groups.insert(cores + 1, ("hardware.cpu.sockets",))
     add("hardware.memory", _MEMORY)
     for name in devices:
         if name in sc.profile.storage.disk_groups:
@@ -240,8 +244,9 @@ class Sensitivity:
             notes.append(f"{self.metric} is a time: lower is better, so a negative elasticity is a gain (-1: 10% more "
                          "of the factor, about 10% less time).")
         if self.replications == 1 and len(self.table) and self.table["elasticity.ci95"].isna().all():
-            notes.append(f"95% CI: none, {self.metric} has no interval of its own from one run (TPM and a mean "
-                         "response time have one); -r 3 gives it from the replications' pairs.")
+            notes.append(f"95% CI: none, the runs gave {self.metric} no interval of their own (only TPM and a mean "
+                         "response time have one, from a run of enough batches); -r 3 gives it from the replications' "
+                         "pairs.")
         elif self.replications == 1:
             notes.append("95% CI: from each run's own interval, as if the two ends were independent; common random "
                          "numbers make the true one narrower (-r 3 gives it from the replications' pairs).")
@@ -342,9 +347,9 @@ def _signed(x: float) -> str:
 
 
 def _busy_devices(table) -> list[str]:
-    row = table.iloc[0]
-    return [c.split(".")[1] for c in table.columns
-            if c.startswith("device.") and c.endswith(".iops") and is_number(row[c]) and row[c] > 0]
+    """The devices any run in the table did I/O on (the base's replications)."""
+    return [c.split(".")[1] for c in table.columns if c.startswith("device.") and c.endswith(".iops")
+            and any(is_number(v) and v > 0 for v in table[c])]
 
 
 def _values(table, point: int, metric: str) -> dict[int, float]:

@@ -158,9 +158,10 @@ def test_the_default_factors_are_the_machines_and_the_storage_the_base_used():
         ("hardware.cpu.cores_per_socket",), ("hardware.cpu.strands_per_core",), ("hardware.memory.latency",),
         ("hardware.memory.bandwidth_per_socket",), ("hardware.memory.size",)]
     array = [k for k in sn.default_keys(sc, ["array"]) if "storage" in k[0]]
-    assert [k[0].rpartition("array.")[2] for k in array] == ["count", "disk.rpm", "disk.avg_seek", "disk.media_rate",
+    assert [k[0].rpartition("array.")[2] for k in array] == ["count", "controllers", "disk.rpm", "disk.avg_seek",
+                                                            "disk.media_rate",
                                                             "controller.bandwidth", "controller.overhead"]
-    assert len(array[2]) == 3
+    assert len(array[3]) == 3
     t5440 = resolve({**BASE, "profile": "t5440"})
     assert ("hardware.memory.latency", "hardware.memory.remote_latency") in sn.default_keys(t5440, [])
     cached = resolve(apply_overrides(BASE, {"database.db_cache": "1 GB"}))
@@ -178,7 +179,7 @@ def test_without_factors_the_base_runs_first_and_its_devices_choose_the_storage(
     names = list(s.table["factor"])
     assert any(n.startswith("hardware.storage.disk_groups.array.") for n in names)
     assert not any("internal" in n for n in names)
-    assert len(ran) == 1 + 2 * len(names)
+    assert len(ran) == 1 + sum(len(f.ends) for f in s.factors)   # (one controller: a second one, no fewer)
 
 
 def test_a_base_that_gives_no_figure_runs_nothing_more_and_the_command_exits_1(monkeypatch, tmp_path):
@@ -351,7 +352,7 @@ def test_a_time_figure_says_lower_is_better_and_a_batch_run_says_where_an_interv
     assert s.table.loc[0, "elasticity"] == pytest.approx(-1.0, abs=1e-12)
     text = " ".join(s.text().split())
     assert "elapsed is a time: lower is better, so a negative elasticity is a gain" in text
-    assert "from each run's own interval" not in text and "no interval of its own" in text and "-r 3" in text
+    assert "from each run's own interval" not in text and "no interval of their own" in text and "-r 3" in text
 
 
 def test_a_base_figure_of_zero_has_no_change_to_scale_and_the_command_says_why(monkeypatch, tmp_path):
@@ -521,11 +522,11 @@ def test_an_end_is_set_as_its_exact_value_not_a_four_digit_rounding():
 
 
 def test_cores_are_the_cpu_factor_where_a_socket_holds_several_or_the_board_one():
-    """A T5440's 4 sockets of 8 cores: cores_per_socket is the factor (a 9th core on each chip), not sockets; a
-    T5220 with one of its T2's cores enabled (one socket) keeps cores_per_socket too: the chip has more cores to
-    give, and the board no second socket."""
+    """A T5440's 4 sockets of 8 cores: cores_per_socket (a 9th core on each chip) and sockets (a chip more or less,
+    as it is sold with 2 or 4), in that order; a T5220 with one of its T2's cores enabled (one socket) keeps
+    cores_per_socket only: the chip has more cores to give, and the board no second socket."""
     t5440 = [k[0] for k in sn.default_keys(resolve({**BASE, "profile": "t5440"}), [])]
-    assert "hardware.cpu.cores_per_socket" in t5440 and "hardware.cpu.sockets" not in t5440
+    assert t5440[3:6] == ["hardware.cpu.cores_per_socket", "hardware.cpu.sockets", "hardware.cpu.strands_per_core"]
     one = [k[0] for k in sn.default_keys(resolve(apply_overrides(BASE, {"hardware.cpu.cores_per_socket": 1})), [])]
     assert "hardware.cpu.cores_per_socket" in one and "hardware.cpu.sockets" not in one
 
@@ -621,7 +622,7 @@ def test_an_end_that_fails_gives_its_outcome_on_the_row_no_elasticity_and_comes_
     assert row.endswith(f"high: out_of_memory: {LONG}"[:80])
     assert "-8.1% — —" in " ".join(row.split())   # (the low end's change; none at high, no elasticity)
     text = " ".join(s.text().split())
-    assert "from each run's own interval" in text and "no interval of its own" not in text
+    assert "from each run's own interval" in text and "no interval of their own" not in text
     assert [t.get_text().split()[0] for t in s.plot().axes[0].get_yticklabels()] == ["memory.latency"]
 
 
@@ -894,3 +895,13 @@ def test_a_scenario_file_its_output_folder_would_replace_is_refused_before_anyth
     got = CliRunner().invoke(cli.main, ["sensitivity", str(kept), "--factor", "hardware.cpu.clock", "--out", str(out)])
     assert got.exit_code == 2 and "would replace this input file" in got.stderr, got.output
     assert ran == [] and kept.read_text() == before
+
+
+def test_the_storage_factors_follow_any_base_replication_that_did_io_on_the_device():
+    """A device idle in the base's first replication but read in its second (a cache that warmed otherwise) is one
+    the base used: its drives are factors. A device no replication touched, or with no figure, is not."""
+    import pandas as pd
+
+    table = pd.DataFrame({"point": [0, 0], "replication": [0, 1], "device.array.iops": [0.0, 12.5],
+                          "device.internal.iops": [0.0, 0.0], "device.redo.iops": [math.nan, math.nan]})
+    assert sn._busy_devices(table) == ["array"]
