@@ -409,9 +409,6 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
     fixed = _parse_sets(sets)
     _refuse_named_twice(fixed, profile, workload)
     fixed.update({k: v for k, v in (("profile", profile), ("workload", workload)) if v is not None})
-    if out is not None:
-        from sim.sweep import check_inputs_outside
-        check_inputs_outside(Path(out), scenario_file)
     _check_picture(plot_file)
     _check_output_file("--plot", plot_file, (scenario_file, profile))
     s = sn.sensitivity(scenario_file or {}, list(factors), frac, replications=replications, metric=metric,
@@ -429,7 +426,7 @@ def sensitivity(scenario_file, profile, workload, factors, step, sets, replicati
                    f"tracebacks are in {s.out / 'points.jsonl'}; the same command again runs them again)", err=True)
         sys.exit(1)
     if not is_number(s.base):
-        click.echo(f"oltpsim: the base gave no figure ({sn._outcome(s.runs, 0) or 'no run of it ended ok'}), so no "
+        click.echo(f"oltpsim: the base gave no figure ({s.base_outcome or 'no run of it ended ok'}), so no "
                    "factor has an elasticity", err=True)   # (no row's outcome is the base's)
         sys.exit(1)
     if s.base <= 0:   # (no % change is made from 0: every row was a dash with no word why)

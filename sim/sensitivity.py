@@ -216,6 +216,11 @@ class Sensitivity:
     def plot(self, path=None):
         return plot(self, path)
 
+    @property
+    def base_outcome(self) -> str:
+        """Why the base gave no figure ('out_of_memory: ...'), '' where it did."""
+        return _outcome(self.runs, 0)
+
     def text(self) -> str:
         """The table the command prints: factors ranked by |E|, the figure's % change at each end, E and its
         interval, and the busiest resource at an end where it is another than the base's."""
@@ -295,18 +300,15 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
                   progress=progress, replications=replications)
     if not asked:   # the base first: its devices say which storage matters
         first = sweep(scenario, points=[{}], **common)
-        m = metric or first.metric   # (no figure to move, or one of 0 that no % change is made from: nothing more)
+        # (no figure to move, or one of 0 that no % change is made from: nothing more; a metric only a run knows,
+        # device.X.iops, is checked now, not after every factor)
         ok = first.table["status"].isin(OUTPUT_STATUSES).any()
-        if ok and m not in first.table:   # (a name only a run knows, device.X.iops: known now, not after every factor)
-            raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {first.out}")
-        gave = ok and any(v > 0 for v in _values(first.table, 0, m).values())
+        gave = ok and any(v > 0 for v in _values(first.table, 0, _metric(first, metric)).values())
         made = [make_factor(sc, data, source, keys, step)
                 for keys in (default_keys(sc, _busy_devices(first.table)) if gave else [])]
     points, at = _plan(made)
     res = sweep(scenario, points=points, **common)
-    m = metric or res.metric
-    if m not in res.table:
-        raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {res.out}")
+    m = _metric(res, metric)
     ran = res.table[(res.table["point"] == 0) & res.table["status"].isin(OUTPUT_STATUSES)][m]
     if len(ran) and not any(is_number(v) for v in ran):   # (a flag or a text: the base ran, so it is the metric)
         v = ran.iloc[0].item() if hasattr(ran.iloc[0], "item") else ran.iloc[0]   # (numpy's False prints np.False_)
@@ -315,6 +317,14 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     answer = _answer(made, at, res.table, m, step, replications, res.out)
     answer.table.to_csv(res.out / "sensitivity.csv", index=False)
     return answer
+
+
+def _metric(res, metric: str | None) -> str:
+    """The figure asked for (default: the workload's own), refused where the runs have no such column."""
+    m = metric or res.metric
+    if m not in res.table:
+        raise OltpsimError(f"--metric {m}: no such figure in the runs; the results are saved in {res.out}")
+    return m
 
 
 def _short(name: str) -> str:
