@@ -309,7 +309,7 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     points, at = _plan(made)
     res = sweep(scenario, points=points, **common)
     m = _metric(res, metric)
-    ran = res.table[(res.table["point"] == 0) & res.table["status"].isin(OUTPUT_STATUSES)][m]
+    ran = _ok_runs(res.table, 0)[m]
     if len(ran) and not any(is_number(v) for v in ran):   # (a flag or a text: the base ran, so it is the metric)
         v = ran.iloc[0].item() if hasattr(ran.iloc[0], "item") else ran.iloc[0]   # (numpy's False prints np.False_)
         raise OltpsimError(f"--metric {m}: {v!r} at the base, not a number; expected a figure with a number "
@@ -362,9 +362,18 @@ def _busy_devices(table) -> list[str]:
             and any(is_number(v) and v > 0 for v in table[c])]
 
 
+def _side(point: int, at: dict[str, int]) -> str:
+    return next(side for side, p in at.items() if p == point)
+
+
+def _ok_runs(table, point: int):
+    """The runs of a point that gave figures."""
+    return table[(table["point"] == point) & table["status"].isin(OUTPUT_STATUSES)]
+
+
 def _values(table, point: int, metric: str) -> dict[int, float]:
     """The figure of each replication at a point, from runs that gave figures."""
-    g = table[(table["point"] == point) & table["status"].isin(OUTPUT_STATUSES)]
+    g = _ok_runs(table, point)
     return {int(r): float(v) for r, v in zip(g["replication"], g[metric]) if is_number(v)}
 
 
@@ -382,13 +391,13 @@ def _outcome(table, point: int) -> str:
 
 def _dop(table, point: int) -> str:
     """The degree of parallelism the instance chose at a point (a parallel job's extra.dop), '' where none."""
-    g = table[(table["point"] == point) & table["status"].isin(OUTPUT_STATUSES)]
+    g = _ok_runs(table, point)
     dop = g["extra.dop"].dropna() if "extra.dop" in g else g.iloc[:0, 0]
     return "" if dop.empty else f"{dop.mode().iloc[0]:g}"
 
 
 def _busiest(table, point: int) -> str:
-    g = table[(table["point"] == point) & table["status"].isin(OUTPUT_STATUSES)]
+    g = _ok_runs(table, point)
     if g.empty or "busiest" not in g:
         return ""
     name = g["busiest"].mode().iloc[0]
@@ -424,8 +433,8 @@ def _answer(factors: list[Factor], points: list[dict[str, int]], table, metric: 
         x_lo, x_hi = (f.low or f.base)[0], (f.high or f.base)[0]
         y = {side: _values(table, p, metric) for side, p in at.items()}
         e, hw = (math.nan, math.nan) if f.refused else elasticity(
-            _values(table, lo, metric), _values(table, hi, metric), x_hi / x_lo,
-            _half_widths(table, lo, metric), _half_widths(table, hi, metric))
+            y[_side(lo, at)], y[_side(hi, at)], x_hi / x_lo, _half_widths(table, lo, metric),
+            _half_widths(table, hi, metric))
         row = {"factor": f.name, "base": f.shown(f.base), "low": f.shown(f.low), "high": f.shown(f.high),
                # the first setting's values in SI units, for pandas (the texts above are for reading)
                **{f"x.{side}": float(v[0]) if v else math.nan for side, v in (("base", f.base), ("low", f.low),
