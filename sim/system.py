@@ -8,7 +8,7 @@ from sim.db.instance import Instance, data_device, redo_device
 from sim.engine import Environment
 from sim.hardware.cpu import Cpu
 from sim.hardware.flash import FlashArray
-from sim.hardware.memory import MemorySystem
+from sim.hardware.memory import INTERVAL as MEMORY_INTERVAL, MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.os.filesystem import PATHS, FileSystem, LogFile
@@ -63,6 +63,10 @@ class System:
                                                      PATHS[os_spec.redo_filesystem], profile.memory.page_size, logs)}
         # database
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
+        # the workloads' code's miss rates, and what weighs them (set_memory_behaviour)
+        self._misses: dict[str | None, float] = {}
+        self._counted: dict[str, float] | None = None
+        self._weights: dict[str | None, float] = {}
 
     def admit(self) -> tuple[str, str] | None:
         """The run's outcome as a real system would fail it: out of memory (the SGA and the processes so far
@@ -79,10 +83,38 @@ class System:
         """Average memory latency (seconds) a strand sees now (unloaded plus queueing)."""
         return self.memory.latency
 
-    def set_memory_behaviour(self, misses_per_instruction: float) -> None:
+    def set_memory_behaviour(self, misses_per_instruction: float, tenant: str | None = None) -> None:
         """Tell the memory system how the running code misses the last-level cache; it owns the
-        stall time the cores see and updates it as bandwidth utilisation changes."""
-        self.memory.set_misses_per_instruction(misses_per_instruction)
+        stall time the cores see and updates it as bandwidth utilisation changes. `tenant`: whose code
+        (omit: the workload the instance serves now, Instance.serve). Where a background job runs beside
+        a workload, the cores see their miss rates weighed by the instructions each one's sessions ran
+        over the last interval, updated every memory INTERVAL: a mean field, as a core's strands share
+        one stall in the repairman model (sim/hardware/cpu.py)."""
+        tenant = self.instance.tenant if tenant is None else tenant
+        self._misses[tenant] = misses_per_instruction
+        if len(self._misses) == 1:
+            self.memory.set_misses_per_instruction(misses_per_instruction)
+            return
+        if self._counted is None:   # a second workload's code: weigh them from now on (first by all they ran so far)
+            self._counted = {}
+            self.env.process(self._blending())
+        self.memory.set_misses_per_instruction(self._blend())
+
+    def _blend(self) -> float:
+        """The misses per instruction of the workloads' code, weighed by what each ran since the last blend
+        (the last weights where nothing ran)."""
+        counts = self.instance.instructions_by
+        ran = {t: counts.get(t, 0.0) - self._counted.get(t, 0.0) for t in self._misses}
+        self._counted = dict(counts)
+        total = sum(ran.values())
+        if total > 0.0:
+            self._weights = {t: n / total for t, n in ran.items()}
+        return sum(m * self._weights.get(t, 0.0) for t, m in self._misses.items())
+
+    def _blending(self):
+        while True:
+            yield self.env.timeout(MEMORY_INTERVAL)
+            self.memory.set_misses_per_instruction(self._blend())
 
     def single_strand_rate(self) -> float:
         """Instructions per second of one strand running alone on its core (set the memory

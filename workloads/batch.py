@@ -86,6 +86,7 @@ class BatchWorkload:
         self.env = system.env
         self.instance = system.instance
         self.done = simpy.Event(self.env)
+        self.tenant = system.instance.tenant   # (whose code: a job beside a workload changes its miss rate as it runs)
         system.set_memory_behaviour(mpki / 1000.0)
         self.total_bytes = total_bytes
         self.done_bytes = 0.0

@@ -237,7 +237,8 @@ class Workload(BatchWorkload):
         if self.compressing == 0:
             return
         running = min(self.compressing, self.strands)
-        self.system.set_memory_behaviour(compressor_misses_per_instruction(self.llc, running / self.sockets))
+        self.system.set_memory_behaviour(compressor_misses_per_instruction(self.llc, running / self.sockets),
+                                         self.tenant)
 
     def _new_piece(self, session):
         """Create a backup piece: CPU, then a control-file transaction under the CF enqueue."""

@@ -146,6 +146,14 @@ def check_all_cached_sga(spec: DatabaseSpec, database_bytes: float, what: str, s
         "32-bit Oracle can map: give database.db_cache, or use oracle_bits: 64")
 
 
+def _counting(run, counts: dict, tenant: str):
+    """A session's cpu() that counts what it runs in counts[tenant]."""
+    def cpu(instructions: float, sys_share: float = 0.0):
+        counts[tenant] += instructions
+        return run(instructions, sys_share)
+    return cpu
+
+
 class Instance:
     """An Oracle-like instance running on an OS (dispatcher and devices), not on hardware."""
 
@@ -161,6 +169,11 @@ class Instance:
         self.cf_enqueue = simpy.Resource(env, 1)   # the CF enqueue: one control-file transaction at a time
         self.px = px.PxPool(env, dispatcher, spec.parallel, self.cpu_count)
         self.sessions: list[Session] = []
+        # of several workloads (a background job beside one), whose sessions new_session() makes now, and the
+        # instructions each one's sessions have run (serve); None: one workload, nothing counted
+        self.tenant: str | None = None
+        self.instructions_by: dict[str, float] = {}
+        self._databases: dict[str | None, float] = {}   # attach_database's, by workload: one buffer cache holds all
         # datafiles through the OS's file system, and DBWR, when the data is not all cached
         self.datafiles = datafiles
         self.dbwr = None
@@ -187,6 +200,8 @@ class Instance:
         the buffer cache is the smaller of db_cache_size and the database (all of db_cache_size
         where the OS allocates and locks the SGA whole, as Solaris ISM does)."""
         if self.vm is not None:
+            self._databases[self.tenant] = database_bytes
+            database_bytes = sum(self._databases.values())
             cache = self.spec.db_cache or database_bytes
             self.vm.map_shared("sga_buffer_cache", cache if self.vm.locks_shared_memory else min(cache, database_bytes))
 
@@ -203,8 +218,17 @@ class Instance:
         if ck.timeout is not None:   # started before any transaction: the clock has not moved yet
             self.env.process(ck.pace(self.env, finished, set_dirty))
 
+    def serve(self, tenant: str) -> None:
+        """Sessions made from now work for workload `tenant`, and count the instructions they run in
+        instructions_by[tenant]: where several workloads share the instance, what weighs their code's miss rates
+        (sim/system.py set_memory_behaviour)."""
+        self.tenant = tenant
+        self.instructions_by.setdefault(tenant, 0.0)
+
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))
+        if self.tenant is not None:
+            s.cpu = _counting(self.dispatcher.run, self.instructions_by, self.tenant)
         self.sessions.append(s)
         if self.vm is not None:
             self.vm.add_processes("oracle_server", 1, self.spec.server_memory, self.spec.server_working_set)
