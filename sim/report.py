@@ -57,7 +57,12 @@ def settings(r: Result) -> list[tuple[str, str, bool]]:
         return []
     sections = [(k, d, m) for k, d, m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os", "run")]
     out = [(k, str(v), False) for k, v in r.inputs.items() if k.startswith("hardware.")]
-    for key, default, meta in [(f"params.{k}", d, m) for k, d, m in declared(params)] + sections:
+    declared_keys = [(f"params.{k}", d, m) for k, d, m in declared(params)] + sections
+    job = r.inputs.get("background.workload")
+    if job is not None:   # a background job: its name, then its parameters
+        out.append(("background.workload", job, False))
+        declared_keys += [(f"background.params.{k}", d, m) for k, d, m in declared(workloads.get(job).Params)]
+    for key, default, meta in declared_keys:
         leaves = dotted(key, default) if isinstance(default, dict) else {key: default}
         for k, d in leaves.items():
             if k in r.inputs:
@@ -79,6 +84,8 @@ def _short_of_target(r) -> str:
     figure is then as precise as the printed interval, not as the target asked (and a run of a
     DBWR-bound system varies from seed to seed by more: `oltpsim reproduce --seeds`)."""
     target = r.inputs.get("run.target_half_width")
+    if "background" in r.extra:   # the window beside a job is the job's, whatever the interval
+        return ""
     if not target or not r.tpm or r.tpm_half_width is None or r.tpm_half_width / r.tpm <= target:
         return ""
     if not math.isfinite(r.tpm_half_width):   # one batch: no spread to estimate an interval from
@@ -150,14 +157,18 @@ def summary(r: Result) -> str:
             lines.append(f"throughput: {r.tpm:,.0f} TPM{' (all types)' if tpmc else ''}{hw}   "
                          f"({r.throughput_per_s:,.1f} tx/s){tpmc}"
                          f"{_short_of_target(r)}")
-    law = r.extra.get("response_time_law")
+    x = r.extra
+    job = x.get("background")
+    if job and r.tpm is not None and x.get("tpm_alone") is not None:
+        lines.append(_alone(r, job["workload"]))
+    law = x.get("response_time_law")
     if law and law["steady"] is False:
         lines.append(_not_steady(law, r.throughput_per_s))
     if r.elapsed is not None:
         h, rem = divmod(round(r.elapsed, 2), 3600)   # (rounded first: 119.996 s had printed 0:01:60.00)
         m, s = divmod(rem, 60)
-        lines.append(f"elapsed: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
-    x = r.extra
+        what = f" of {job['workload']}, beside {r.workload} from {job['started_s']:g} s" if job else ""
+        lines.append(f"elapsed{what}: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
     if "level_table" in x:   # CALIBRATE_IO: max_iops and its level's figures (none within max_latency: 0)
         if x["iops"] > 0:
             lines.append(f"I/O: max_iops {x['iops']:,.0f}   actual_latency {x['actual_latency_ms']:.3f} ms   at that "
@@ -187,6 +198,18 @@ def summary(r: Result) -> str:
     return "\n".join(lines)
 
 
+def _alone(r: Result, job: str) -> str:
+    """The throughput beside a background job against the same workload's alone, measured before the job."""
+    x = r.extra
+    slob = "iops_per_db_cpu" in x   # (logical reads/s, as its throughput line gives them)
+    unit, scale = ("logical reads/s", 1 / 60.0) if slob else ("TPM", 1.0)
+    hw = x["tpm_alone_half_width"]
+    alone = f"{scale * x['tpm_alone']:,.0f}" + (f" ± {scale * hw:,.0f}" if hw is not None and math.isfinite(hw) else "")
+    change = f"{x['tpm_change_pct']:+.1f}% " if "tpm_change_pct" in x else ""
+    return (f"beside {job}: {change}against {alone} {unit} alone (its first {x['alone_measured_s']:g} s measured, "
+            "before the job started)")
+
+
 def _slob_reads(logical: float | None, x: dict) -> str:
     """SLOB's physical reads in a phrase: their wait event's average, or why there is none."""
     if x["iops"] <= 0:   # the cache held the schema where logical reads completed, else none completed at all
@@ -209,9 +232,11 @@ def full(r: Result) -> str:
             return [_ms(hw) if hw is not None and math.isfinite(hw) else "—"]
 
         intervals = any("mean_ci95" in v for v in r.response.values())
-        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), *ci(v), _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])]
-                for t, v in r.response.items()]
-        head = ["transaction", "count", "mean", *(["± 95%"] if intervals else []), "p50", "p90", "p99"]
+        alone = r.extra.get("response_alone_ms")   # (beside a background job: the mean before it started)
+        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), *ci(v), *([_ms(alone[t] / 1e3)] if alone else []),
+                 _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])] for t, v in r.response.items()]
+        head = ["transaction", "count", "mean", *(["± 95%"] if intervals else []), *(["mean alone"] if alone else []),
+                "p50", "p90", "p99"]
         text = "Response time (ms)\n" + table(head, rows)
         if intervals and any(row[3] == "—" for row in rows):
             text += ("\n  —: no interval for the mean: under 20 batches, or batches still correlated (a queue whose "
@@ -262,7 +287,9 @@ def full(r: Result) -> str:
                       "run starts it full (writes wait for destages)"
                       for k, v in r.extra.items() if k.startswith("write_cache_fill_mb_per_s.")]
             parts.append("\n".join([text, *notes]))
-    parts += [p for p in (_calibration(r.extra), _load_profile(r.extra), _parallel(r.extra), _memory(r.extra)) if p]
+    job = r.extra.get("background", {})   # (a background job's own figures: its channels, DOP or load levels)
+    parts += [p for p in (_calibration(r.extra), _calibration(job), _load_profile(r.extra), _parallel(r.extra),
+                          _parallel(job), _memory(r.extra)) if p]
     if r.core_utilisation:
         rows = [[f"core {i}", f"{u:.0f}"] for i, u in enumerate(r.core_utilisation)]
         if len(rows) <= 16:
@@ -275,7 +302,7 @@ def full(r: Result) -> str:
 def timeline(r: Result) -> str:
     """run.interval's rows as vmstat, corestat, iostat and AWR's snapshots would show each interval: the busiest
     device and the wait event with the most time in it (of the waits that ended there)."""
-    steady, cmt = r.elapsed is None, r.cmt
+    steady, cmt = any("tpm" in row for row in r.timeline), r.cmt   # (a steady run's, beside a background job too)
     slob = "iops_per_db_cpu" in r.extra   # (its operations are logical reads: per second, as the summary gives them)
     rows = []
     for row in r.timeline:

@@ -84,7 +84,8 @@ class Result:
             mean = sum(self.strand_utilisation) / len(self.strand_utilisation)
             busy.append(("strands (mpstat)", mean))
             full = [u for u in self.strand_utilisation if u >= SERIAL_BUSY]
-            if self.elapsed is not None and full and sum(full) / len(full) > mean + SERIAL_SKEW:   # bound by processes
+            # (a batch job's alone: beside a load of users, as under one, full strands say nothing of the kind)
+            if self.elapsed is not None and self.tpm is None and full and sum(full) / len(full) > mean + SERIAL_SKEW:
                 busy.append((f"{len(full)} strand{'s' * (len(full) > 1)} full", sum(full) / len(full)))
         if self.cmt:
             busy.append(("pipelines (corestat)", sum(self.core_utilisation) / len(self.core_utilisation)))

@@ -8,6 +8,9 @@ import math
 import threading
 import time
 from contextlib import contextmanager
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
 import simpy
 
@@ -17,7 +20,7 @@ from sim.db.dbwr import TIMEOUT as DBWR_TIMEOUT
 from sim.db.instance import redo_device
 from sim.metrics import BatchMeans, RatioBatchMeans, batch_means_halfwidth
 from sim.result import Result
-from sim.scenario import Scenario
+from sim.scenario import BATCH_MAX_TIME, Scenario
 from sim.system import System
 from sim.timeline import Timeline
 import workloads
@@ -39,6 +42,10 @@ def run(scenario: Scenario, progress=None) -> Result:
     t_wall = time.perf_counter()
     system = System(scenario)
     module = workloads.get(scenario.spec.workload)
+    job = None
+    if scenario.background is not None:   # two workloads share the instance: each one's sessions count their own
+        system.instance.serve(scenario.spec.workload)
+        job = Background(scenario.spec.background.workload, scenario.background)
     workload = module.Workload(system, scenario.params)
     env, spec = system.env, scenario.spec.run
     result = Result(label=scenario.label, profile=scenario.profile.name, workload=scenario.spec.workload,
@@ -52,7 +59,7 @@ def run(scenario: Scenario, progress=None) -> Result:
     else:
         with _collector_spared():
             if workload.kind == "steady":
-                _run_steady(system, workload, result, progress)
+                _run_steady(system, workload, result, progress, job)
             else:
                 _run_batch(system, workload, result, progress)
         result.simulated_time = env.now
@@ -226,9 +233,10 @@ def _warm_up(system: System, result: Result) -> None:
         _advance(env, spec.warmup)
 
 
-def _run_steady(system: System, workload, result: Result, progress) -> None:
+def _run_steady(system: System, workload, result: Result, progress, job: Background | None = None) -> None:
+    """Warm up, then measure until the throughput's interval is tight (or run.max_time). With a background job,
+    that is the throughput alone; the job then starts, and the run measures the workload beside it to its end."""
     env, spec = system.env, system.scenario.spec.run
-    max_time = spec.cap(batch=False)
     timeline = _watch(system, workload)   # (the warm-up's rows too: how the run got to where it is measured)
     _warm_up(system, result)
     checkpoints = system.instance.cached_block_checkpoints
@@ -238,54 +246,153 @@ def _run_steady(system: System, workload, result: Result, progress) -> None:
         timeline.close()
     system.reset_stats()
     workload.reset_stats()
-    start = env.now
     if timeline is not None:
         timeline.start()
-    batches = BatchMeans(keep=2 * spec.min_batches)
-    last = 0
-    # the mean response time of each transaction type, by batch (seconds of response, transactions): its interval
-    timed = getattr(workload, "response", {})   # (Tally by type: the workloads that time transactions)
-    responses = {t: RatioBatchMeans(keep=2 * spec.min_batches) for t in timed}
-    seen = {t: (0.0, 0) for t in timed}
+    window = _Window(system, workload)
     exhausted = system.vm.exhausted   # (every steady workload so far starts its processes by start(): admitted)
+    max_time = spec.cap(batch=False)
     while True:
         # a batch's end from the start, not now + batch: that sum drifts (30,000 10-ms batches ended at 302.59999999987 s)
-        env.run(until=start + (batches.count + 1) * spec.batch)
+        env.run(until=window.next_end())
         if exhausted.triggered:   # processes started since, past RAM + swap
-            result.status, result.message = "out_of_memory", f"{system.vm.shortfall_message()} ({env.now:g} s in)"
-            _close(timeline, result)   # (up to the run's end: the intervals that led there)
+            _out_of_memory(system, result, timeline)
             return
-        batches.add((workload.completed - last) / spec.batch)
-        last = workload.completed
-        for t, tally in timed.items():
-            total, n = seen[t]
-            responses[t].add(tally.total - total, tally.n - n)
-            seen[t] = tally.total, tally.n
-        measured = env.now - start
+        window.add()
         if progress:
-            progress(min(1.0, measured / max_time))
-        if precise_enough(batches, spec.min_batches, spec.target_half_width):
+            progress(min(1.0, window.span() / max_time) * (0.5 if job else 1.0))
+        if precise_enough(window.batches, spec.min_batches, spec.target_half_width):
             break
-        if measured >= max_time - 1e-9:
+        if window.span() >= max_time - 1e-9:
             break
-    span = env.now - start
+    if job is not None:
+        before = dict(result.extra)   # (the warm-up's: the window beside the job keeps them, not the alone figures)
+        _steady_figures(system, workload, result, window)
+        alone = {"tpm_alone": result.tpm, "tpm_alone_half_width": result.tpm_half_width,
+                 "alone_measured_s": result.measured_time, "cpu_busy_alone_pct": 100.0 - result.cpu_idle,
+                 "response_alone_ms": {t: 1000.0 * v["mean"] for t, v in result.response.items()}}
+        _forget_figures(result)
+        result.extra = before
+        _beside(system, workload, result, progress, job, timeline, alone["alone_measured_s"])
+        result.extra.update(alone)
+        if result.tpm is not None and alone["tpm_alone"]:
+            result.extra["tpm_change_pct"] = 100.0 * (result.tpm / alone["tpm_alone"] - 1.0)
+        return
     _close(timeline, result)
+    _steady_figures(system, workload, result, window)
+
+
+@dataclass(frozen=True)
+class Background:
+    """A batch job to run beside a steady workload (scenario background:): its workload's name and Params."""
+    workload: str
+    params: Any
+
+
+def _beside(system: System, workload, result: Result, progress, job: Background, timeline, alone: float) -> None:
+    """Start the background job now and measure the workload beside it, in batches from now, to the job's end
+    (a guard of 30 days, as a batch job's: run.max_time capped the window alone): the workload's figures are the window's, the job's
+    elapsed time result.elapsed and its own figures result.extra['background'] (started `alone` s after the
+    measured start). The counters are reset first, so that every resource figure (CPU, devices, waits) is the
+    window's too."""
+    env = system.env
+    if timeline is not None:
+        timeline.close()
+    system.reset_stats()
+    workload.reset_stats()
+    if timeline is not None:
+        timeline.rebase()
+    system.instance.serve(job.workload)
+    batch = workloads.get(job.workload).Workload(system, job.params)
+    batch.start()
+    window = _Window(system, workload)
+    done, exhausted, cap = batch.done, system.vm.exhausted, BATCH_MAX_TIME   # (run.max_time capped the alone window)
+    while not done.triggered and window.span() < cap:
+        end = min(window.next_end(), window.start + cap)
+        env.run(until=simpy.AnyOf(env, [done, exhausted, env.timeout(max(0.0, end - env.now))]))
+        if exhausted.triggered:   # the job's processes (PX servers, channels, sessions) past RAM + swap
+            _out_of_memory(system, result, timeline)
+            return
+        if env.now >= window.next_end() - 1e-9:   # a whole batch (a part one at the job's end is in the mean only)
+            window.add()
+        if progress:
+            progress(0.5 + 0.5 * min(1.0, batch.progress()))
+    _close(timeline, result)
+    if not done.triggered:
+        result.status, result.message = "timeout", (f"the background job {job.workload} had not finished after "
+                                                     f"{cap:g} s simulated")
+    _steady_figures(system, workload, result, window)
+    result.elapsed = window.span()
+    result.extra["background"] = {"workload": job.workload, "started_s": alone,
+                                  **batch.report(window.span())}
+
+
+# What a steady window measured (_steady_figures): the window alone's, forgotten once kept as figures alone, so that
+# a window beside the job that ends out of memory leaves none of them to read as its own.
+_WINDOW_FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue",
+                   "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "measured_time")
+
+
+def _forget_figures(result: Result) -> None:
+    for f in dataclasses.fields(Result):
+        if f.name in _WINDOW_FIGURES:
+            setattr(result, f.name, f.default if f.default is not dataclasses.MISSING else f.default_factory())
+
+
+def _out_of_memory(system: System, result: Result, timeline) -> None:
+    result.status, result.message = "out_of_memory", f"{system.vm.shortfall_message()} ({system.env.now:g} s in)"
+    _close(timeline, result)   # (up to the run's end: the intervals that led there)
+
+
+class _Window:
+    """A steady workload's measured window, batch by batch from its start: its throughput by batch means, and the
+    mean response time of each transaction type by batch (seconds of response, transactions), for their intervals."""
+
+    def __init__(self, system: System, workload):
+        self.env, self.workload = system.env, workload
+        self.length = system.scenario.spec.run.batch
+        keep = 2 * system.scenario.spec.run.min_batches
+        self.start, self.last = system.env.now, 0
+        self.batches = BatchMeans(keep=keep)
+        self.timed = getattr(workload, "response", {})   # (Tally by type: the workloads that time transactions)
+        self.responses = {t: RatioBatchMeans(keep=keep) for t in self.timed}
+        self.seen = {t: (0.0, 0) for t in self.timed}
+
+    def next_end(self) -> float:
+        return self.start + (self.batches.count + 1) * self.length
+
+    def span(self) -> float:
+        return self.env.now - self.start
+
+    def add(self) -> None:
+        """The batch that ends now."""
+        w = self.workload
+        self.batches.add((w.completed - self.last) / self.length)
+        self.last = w.completed
+        for t, tally in self.timed.items():
+            total, n = self.seen[t]
+            self.responses[t].add(tally.total - total, tally.n - n)
+            self.seen[t] = tally.total, tally.n
+
+
+def _steady_figures(system: System, workload, result: Result, window: _Window) -> None:
+    """The window's throughput, response times and resources into `result`."""
+    span = window.span()
     report = workload.report(span)
     result.tpm = report.pop("tpm")
     result.throughput_per_s = report.pop("throughput_per_s")
-    means, per = batches.batches()
+    means, per = window.batches.batches()
     # (nothing completed: no interval, not a ± 0 that would read as a measured zero)
     result.tpm_half_width = batch_means_halfwidth(means) * 60.0 if workload.completed else math.nan
     result.response = report.pop("response", {})
     for t, figures in result.response.items():   # (of the mean: the percentiles' would need the batches' histograms)
-        figures["mean_ci95"] = responses[t].halfwidth() if t in responses else float("nan")
+        figures["mean_ci95"] = window.responses[t].halfwidth() if t in window.responses else float("nan")
     result.extra.update(report)
     population = getattr(workload, "population", None)   # (a closed population of users that think)
     if population is not None and workload.completed:
         result.extra["response_time_law"] = response_time_law(*population(), result.throughput_per_s,
-                                                              result.tpm_half_width / 60.0, timed.values())
+                                                              result.tpm_half_width / 60.0, window.timed.values())
     result.extra["batches"] = len(means)   # the interval's, as merged (of batch_s each)
-    result.extra["batch_s"] = spec.batch * per   # the batches' length, as merged
+    result.extra["batch_s"] = window.length * per   # the batches' length, as merged
     result.measured_time = span
     _collect(system, result, span)
 

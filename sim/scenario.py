@@ -76,8 +76,9 @@ class RunSpec:
                                 "holds database.log_checkpoint_timeout's writes for a DBWR behind (false: none of "
                                 "this, and they start after the warm-up; sim/db/checkpoint.py)", default=True)
     max_time: float | None = param(
-        "cap on simulated time: on the measured time of a steady run (omit: 120 s), on the whole of a batch job "
-        "(omit: 30 days, a guard against a job that would never end: a job stops when its work is done)",
+        "cap on simulated time: on the measured time of a steady run (omit: 120 s; beside a background job, on its "
+        "window alone: the job runs to its end), on the whole of a batch job (omit: 30 days, a guard against a job "
+        "that would never end: a job stops when its work is done)",
         kind="time", default=None, positive=True)
     interval: float | None = param("a timeline: the figures of every interval this long, as vmstat 10 and AWR's "
                                    "snapshots show them, a steady run's warm-up flagged at times up to 0, the measured "
@@ -94,6 +95,14 @@ class RunSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BackgroundSpec:
+    workload: str | None = param("a batch job that starts once the workload's throughput alone is measured and runs "
+                                 "beside it to its end: what the job does to the throughput and response times, and "
+                                 "how long it takes on a busy system (sim/run.py; omit: none)", default=None)
+    params: dict[str, Any] = param("the job's parameters (oltpsim workloads lists them)", default={})
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScenarioSpec:
     profile: str = param("hardware profile name or path")
     hardware: dict[str, Any] = param("what-if changes to the profile's keys, e.g. {memory: {size: 10 GB}}",
@@ -104,6 +113,8 @@ class ScenarioSpec:
     database: DatabaseSpec = param("database configuration", default={})
     os: OsSpec = param("operating-system settings", default={})
     run: RunSpec = param("run control", default={})
+    background: BackgroundSpec = param("a batch job beside the workload, e.g. {workload: rman, params: {channels: 8}}",
+                                       default={})
 
     def check(self, src: Source) -> None:
         if self.database.oracle_bits == 64 and self.os.bits == 32:
@@ -122,21 +133,27 @@ class Scenario:
     profile: HardwareProfile
     params: Any
     source: str
+    background: Any = None   # the background job's Params (spec.background.workload's), or None
 
     @property
     def label(self) -> str:
-        return self.spec.name or f"{self.profile.name}/{self.spec.workload}"
+        job = f"+{self.spec.background.workload}" if self.background is not None else ""
+        return self.spec.name or f"{self.profile.name}/{self.spec.workload}{job}"
 
     def describe(self) -> dict:
         """Every input as a dotted key (values in SI units): what a Result records of its run."""
         spec = dataclasses.asdict(self.spec)
+        job = ({"background.workload": self.spec.background.workload,
+                **dotted("background.params", dataclasses.asdict(self.background))}
+               if self.background is not None else {})
         return {"profile": self.profile.name, "workload": self.spec.workload,
                 **dotted("hardware", self.spec.hardware), **dotted("params", dataclasses.asdict(self.params)),
-                **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"])}
+                **dotted("database", spec["database"]), **dotted("os", spec["os"]), **dotted("run", spec["run"]), **job}
 
 
 _SECTIONS = {"hardware": "hardware.memory.size='10 GB'", "params": "params.users=64 (or users=64)",
-             "database": "database.db_cache='2 GB'", "os": "os.quantum='10 ms'", "run": "run.seed=7"}
+             "database": "database.db_cache='2 GB'", "os": "os.quantum='10 ms'", "run": "run.seed=7",
+             "background": "background.workload=rman"}
 TOP_KEYS = ("profile", "workload", "name")   # the scenario's own keys that are not sections
 
 
@@ -198,21 +215,60 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = build(module.Params, spec.params, src.at("params"))
-    _refuse_unused_settings(data, spec, params, src)
+    job, job_params = _background(spec, module, src)
+    jobs = [(spec, module, params, src)]
+    if job is not None:   # (its own checks read its parameters as spec.params, and blame them under background.)
+        jobs.append((dataclasses.replace(spec, workload=spec.background.workload, params=spec.background.params),
+                     job, job_params, src.at("background")))
+    _refuse_unused_settings(data, spec, jobs, src)
     _refuse_unused_run_keys(data, spec, module, profile, src)
     _refuse_a_batch_past_the_cap(data, spec, module, src)
     _refuse_unused_datafile_keys(data, spec, src)
-    _refuse_unused_redo_log_keys(data, spec, module.USES, src)
+    _refuse_unused_redo_log_keys(data, spec, uses(jobs), src)
     _refuse_the_other_kernels_footprint(data, spec, profile, src)
     _refuse_a_remote_latency_on_one_socket(data, profile, src)
     check_devices(spec.database, profile.storage.device_names(), src)
-    check = getattr(module, "check_scenario", None)
-    if check is not None:
-        check(spec, profile, params, src)
-    all_cached = getattr(module, "all_cached", None)
-    if all_cached is not None and spec.database.db_cache is None:
-        check_all_cached_sga(spec.database, *all_cached(spec, params), src)
-    return Scenario(spec=spec, profile=profile, params=params, source=source)
+    cached, what = 0.0, []
+    for job_spec, mod, job_params_, at in jobs:
+        check = getattr(mod, "check_scenario", None)
+        if check is not None:
+            check(job_spec, profile, job_params_, at)
+        all_cached = getattr(mod, "all_cached", None)
+        if all_cached is not None:
+            size, why = all_cached(job_spec, job_params_)
+            cached, what = cached + size, what + [why if at is src else f"background.{why}"]
+    if what and spec.database.db_cache is None:   # (the cache holds every workload's data: one SGA)
+        check_all_cached_sga(spec.database, cached, " + ".join(what), src)
+    return Scenario(spec=spec, profile=profile, params=params, source=source, background=job_params)
+
+
+def uses(jobs: list) -> tuple[str, ...]:
+    """The parts of the instance that the scenario's workloads drive (INSTANCE_PARTS), each once."""
+    return tuple(dict.fromkeys(part for _spec, module, _params, _src in jobs for part in module.USES))
+
+
+def _background(spec: ScenarioSpec, module: Any, src: Source) -> tuple[Any, Any]:
+    """The background job's module and Params (None, None without one): a batch job, beside a steady-state
+    workload whose throughput it changes (a batch job beside a batch job would have no figure to change)."""
+    bg, at = spec.background, src.at("background")
+    if bg.workload is None:
+        if bg.params:
+            raise at.at("params").bad(bg.params, "a background.workload whose parameters these are (or leave them out)")
+        return None, None
+    try:
+        job = workloads.get(bg.workload)
+    except OltpsimError as exc:
+        raise at.at("workload").error(str(exc)) from None
+    batch = [w for w in workloads.names() if workloads.get(w).Workload.kind == "batch"]
+    if job.Workload.kind != "batch":
+        raise at.at("workload").bad(bg.workload, f"a batch job that runs to its end ({', '.join(batch)}); "
+                                                 f"{bg.workload} runs steadily, as the scenario's workload does")
+    if module.Workload.kind != "steady":
+        steady = [w for w in workloads.names() if workloads.get(w).Workload.kind == "steady"]
+        raise src.at("workload").bad(spec.workload, f"a steady-state workload ({', '.join(steady)}) for the background "
+                                                    f"job {bg.workload} to run beside: {spec.workload} is a batch job "
+                                                    "itself, with no throughput for the job to change")
+    return job, build(job.Params, bg.params, at.at("params"))
 
 
 # Without database.db_cache the data is all cached: no datafiles are read through a file system (nor
@@ -262,37 +318,43 @@ def accepted_settings(workload: str, params: Any = None) -> list[str]:
     return [k for k, _d, _m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os") and k not in unused]
 
 
-def _refuse_unused_settings(data: dict, spec: ScenarioSpec, params: Any, src: Source) -> None:
-    """A database or os setting the workload never reads would change nothing: refused, with the
-    settings it does read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
-    as `oltpsim settings` lists it, is no change). A part the workload drives may be left idle by its
+def _refuse_unused_settings(data: dict, spec: ScenarioSpec, jobs: list, src: Source) -> None:
+    """A database or os setting no workload of the scenario reads would change nothing: refused, with the
+    settings they do read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
+    as `oltpsim settings` lists it, is no change). A part a workload drives may be left idle by its
     parameters (the module's idle(params): sqlldr's direct path commits nothing): its settings are
-    refused too, naming the parameter."""
-    workload = spec.workload
-    module = workloads.get(workload)
-    idle = module.idle(params) if hasattr(module, "idle") else {}
+    refused too, naming the parameter. `jobs`: (spec, module, params, src) of the workload and of its
+    background job, if any."""
+    names = [job_spec.workload for job_spec, *_rest in jobs]
+    idles = [(job_spec.workload, module, module.idle(params) if hasattr(module, "idle") else {})
+             for job_spec, module, params, _src in jobs]
+    who = " and ".join(names)
     for part, (why, keys) in INSTANCE_PARTS.items():
-        if part in module.USES and part not in idle:
+        users = [(name, idle) for name, module, idle in idles if part in module.USES]
+        if any(part not in idle for _name, idle in users):
             continue
-        why = getattr(module, "WHY_NOT", {}).get(part, why)   # a workload may say it in its own terms
+        # a workload may say it in its own terms; of two, each does what the part's own reason says
+        which = f"which {getattr(idles[0][1], 'WHY_NOT', {}).get(part, why)}" if len(jobs) == 1 else f"each {why}"
         for key in keys:
             given, value = get_path(data, key)
             if not given or _built(spec, key) == _default(ScenarioSpec, key):
                 continue
             section = key.split(".")[0]
             others = [w for w in workloads.names() if part in workloads.get(w).USES]
-            accepted = [k for k in accepted_settings(workload, params) if k.startswith(section + ".")]
+            accepted = dict.fromkeys(k for job_spec, _m, params, _s in jobs
+                                     for k in accepted_settings(job_spec.workload, params) if k.startswith(section + "."))
             # (no 'did you mean': the key is a real setting, only not one this workload reads; a typo is
             # refused before, by build, as an unknown key)
-            if part in idle:
+            if users:   # driven, but left idle by each workload's parameters that drives it
+                name, idle = users[0]
+                at = "params" if name == spec.workload else "background.params"
                 raise src.at(key).bad(
-                    value, f"no {key} for workload {workload} with params.{idle[part]}: the setting would change "
+                    value, f"no {key} for workload {name} with {at}.{idle[part]}: the setting would change "
                     f"nothing; leave it out, or change that parameter")
             raise src.at(key).bad(
-                value, f"no {key} for workload {workload}, which {why}: the setting would change nothing (it acts "
-                f"only in {', '.join(others)}); leave it out. The {section} settings {workload} reads "
-                f"(oltpsim settings --workload {workload}): "
-                f"{', '.join(accepted)}")
+                value, f"no {key} for workload{'s' * (len(jobs) > 1)} {who}, {which}: the setting would change "
+                f"nothing (it acts only in {', '.join(others)}); leave it out. The {section} settings {who} "
+                f"read{'s' * (len(jobs) == 1)} (oltpsim settings --workload {names[0]}): {', '.join(accepted)}")
 
 
 # The run settings only a steady-state run reads (sim/run.py _run_steady): a batch job runs to its end or

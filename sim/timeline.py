@@ -36,16 +36,25 @@ class Timeline:
             for row in self.rows:
                 row["time_s"] -= env.now - self.t0
                 row["warmup"] = True
-        self.t0 = env.now
+        self.t0 = self._from = env.now
         self._last = self._reading()
         self._next = 1
         self._wake = wake_after(env, self.interval, self._callbacks)
+
+    def rebase(self) -> None:
+        """Intervals from now, still timed from the measured start: the counters have just been reset mid-run (a
+        background job starts; close() first, before the reset, for the part interval up to it)."""
+        self._wake.callbacks = ()
+        self._from = self.system.env.now
+        self._last = self._reading()
+        self._next = 1
+        self._wake = wake_after(self.system.env, self.interval, self._callbacks)
 
     def _tick(self, _wake) -> None:
         self._row()
         self._next += 1
         # (from the start, not now + interval: a sum of intervals drifts)
-        self._wake = wake_after(self.system.env, self.t0 + self._next * self.interval - self.system.env.now,
+        self._wake = wake_after(self.system.env, self._from + self._next * self.interval - self.system.env.now,
                                 self._callbacks)
 
     def close(self) -> None:
@@ -145,6 +154,11 @@ def plot(result, path=None, events: int = 5):
         for ax in axes:
             ax.axvspan(t[0], 0.0, color="grey", alpha=0.15, lw=0)
         axes[0].text(t[0], 0.0, " warm-up", va="bottom", color="grey")
+    job = result.extra.get("background")
+    if job and result.elapsed is not None:   # the background job's span, beside the workload
+        for ax in axes:
+            ax.axvspan(job["started_s"], job["started_s"] + result.elapsed, color="tab:orange", alpha=0.12, lw=0)
+        axes[0].text(job["started_s"], 0.0, f" {job['workload']}", va="bottom", color="tab:orange")
     # (run.interval, not the first row's span: a warm-up shorter than an interval gives a part one first)
     every = format_quantity(result.inputs["run.interval"], "time")
     axes[0].set_title(f"{result.label} ({result.profile}, {result.workload}): every {every}")

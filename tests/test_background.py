@@ -1,0 +1,204 @@
+"""A batch job beside a steady workload (scenario background:): what the job does to the throughput and
+response times, and how long it takes on a busy system."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from sim import cli, report, scenario
+from sim.config import ConfigError
+from sim.hardware.memory import INTERVAL
+from sim.run import run
+from sim.system import System
+
+# 24 users that never think on the T5220: ~197,000 TPM, a 4-s window alone
+TPCC = {"users": "24", "think_time": "0 s", "keying_time": "0 s", "run.max_time": "4 s", "run.interval": "1 s"}
+CTAS = {"background.workload": "ctas", "background.params.table_size": "512 MB"}
+RMAN = {"background.workload": "rman", "background.params.channels": 2, "background.params.datafiles_mb": [40.0, 20.0]}
+
+
+def _load(settings: dict, workload: str = "tpcc"):
+    return scenario.load(None, settings, profile="t5220", workload=workload)
+
+
+def _job_alone(settings: dict) -> dict:
+    """A background job's settings as the job's own scenario's."""
+    return {k.removeprefix("background.params."): v for k, v in settings.items() if k != "background.workload"}
+
+
+@pytest.fixture(scope="module")
+def plain():
+    return run(_load(TPCC))
+
+
+@pytest.fixture(scope="module")
+def ctas():
+    return run(_load({**TPCC, **CTAS})), run(_load(_job_alone(CTAS), "ctas"))
+
+
+@pytest.fixture(scope="module")
+def rman():
+    return run(_load({**TPCC, **RMAN})), run(_load(_job_alone(RMAN), "rman"))
+
+
+def test_the_window_alone_is_the_run_without_the_job(plain, ctas):
+    """The job starts only once the workload alone is measured, and nothing of it exists before: the figures
+    alone are the plain run's to the last bit (its sessions count their instructions, which changes no event)."""
+    beside, _ = ctas
+    x = beside.extra
+    assert x["tpm_alone"] == plain.tpm and x["tpm_alone_half_width"] == plain.tpm_half_width
+    assert x["alone_measured_s"] == plain.measured_time == x["background"]["started_s"]
+    assert x["response_alone_ms"] == {t: 1000.0 * v["mean"] for t, v in plain.response.items()}
+    assert x["tpm_change_pct"] == pytest.approx(100.0 * (beside.tpm / plain.tpm - 1.0))
+
+
+def test_a_parallel_ctas_floods_the_array_and_every_commit_waits_behind_it(plain, ctas):
+    """CTAS at the T5220's default DOP 128 reads and writes the array the redo log is on: LGWR's writes queue
+    behind its direct-path I/O, so log file sync grows and the throughput falls by a quarter (measured -27%);
+    the users' CPU slows the job too (9.7 s alone, 13.5 s beside)."""
+    beside, alone = ctas
+    assert beside.status == alone.status == "ok"
+    assert beside.extra["background"]["dop"] == alone.extra["dop"] == 128
+    assert beside.extra["tpm_change_pct"] < -15.0
+    sync = {r.label: next(e["avg_ms"] for e in r.top_events if e["event"] == "log file sync") for r in (plain, beside)}
+    assert sync[beside.label] > 3 * sync[plain.label]
+    assert beside.elapsed > 1.2 * alone.elapsed
+    assert beside.elapsed == pytest.approx(beside.extra["background"]["elapsed_s"])
+
+
+def test_rman_channels_share_the_pipelines_with_the_users(rman):
+    """Two compressing channels beside 24 users: each shares a core's pipelines with the users' sessions, so the
+    backup takes longer than alone (measured 11.8 s -> 21.6 s); the array stays near idle."""
+    beside, alone = rman
+    assert beside.elapsed > 1.4 * alone.elapsed
+    assert beside.extra["background"]["channels_used"] == 2
+    assert max(d["util_pct"] for d in beside.devices.values()) < 20.0
+
+
+def test_the_timeline_runs_on_through_the_job(ctas):
+    """Its rows go on from the window alone into the job's without a gap or a row across the reset (the counters
+    restart at the job's start), and the rows beside the job add up to the run's TPM."""
+    beside, _ = ctas
+    rows = [r for r in beside.timeline if not r["warmup"]]
+    ends = [r["time_s"] for r in rows]
+    assert ends == sorted(ends) and all(r["span_s"] > 0 and r["tpm"] >= 0 for r in rows)
+    started = beside.extra["background"]["started_s"]
+    assert started in ends   # an interval ends at the job's start
+    assert ends[-1] == pytest.approx(started + beside.elapsed)
+    during = [r for r in rows if r["time_s"] > started]
+    assert sum(r["span_s"] for r in during) == pytest.approx(beside.elapsed)
+    assert sum(r["tpm"] * r["span_s"] for r in during) / beside.elapsed == pytest.approx(beside.tpm, rel=1e-9)
+
+
+def test_a_job_whose_servers_do_not_fit_runs_out_of_memory_when_it_starts_them():
+    """2.5 GB and no swap hold the users and the SGA, not CTAS's 256 PX servers: out of memory once they start,
+    reported as that outcome (with the account), not a figure."""
+    r = run(_load({**TPCC, **CTAS, "hardware.memory.size": "2.5 GB", "hardware.memory.swap": "0 GB"}))
+    assert r.status == "out_of_memory"
+    assert "oracle server" in r.message and r.extra["memory"]["overcommit_mb"] > 0
+    assert r.tpm is None
+
+
+def test_same_seed_same_run():
+    a, b = (run(_load({**TPCC, **RMAN, "run.max_time": "1 s"})) for _ in range(2))
+    da, db = a.to_dict(), b.to_dict()
+    da.pop("wall_time"), db.pop("wall_time")
+    assert da == db
+
+
+def test_the_report_says_what_the_job_did(ctas):
+    beside, _ = ctas
+    text = report.full(beside)
+    x = beside.extra
+    assert f"beside ctas: {x['tpm_change_pct']:+.1f}% against {x['tpm_alone']:,.0f}" in text
+    assert f"elapsed of ctas, beside tpcc from {x['alone_measured_s']:g} s" in text
+    assert "mean alone" in text and "Parallel: DOP 128" in text
+    assert "background.workload ctas" in text and "background.params.table_size 512 MB" in text
+    assert "not the 1% target" not in text   # (the window beside the job ends with it, not at a precision)
+
+
+# ------------------------------------------------------------ the code's miss rate of two workloads
+
+
+def test_the_cores_see_the_workloads_miss_rates_weighed_by_what_each_ran():
+    """A mean field: the blended misses per instruction are each workload's weighed by the instructions its
+    sessions ran over the last interval; an interval in which nothing ran keeps the last weights."""
+    system = System(_load(TPCC))
+    inst = system.instance
+    inst.serve("a")
+    system.set_memory_behaviour(0.010)
+    assert system.memory.mpi == 0.010   # one workload's: as it is
+    inst.serve("b")
+    system.set_memory_behaviour(0.030)
+    assert system.memory.mpi == 0.0     # nothing ran yet: no weights
+    inst.instructions_by.update(a=3e6, b=1e6)
+    system.env.run(until=1.5 * INTERVAL)
+    assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.030) / 4)
+    inst.instructions_by.update(a=3e6, b=4e6)   # b alone ran in the next interval
+    system.env.run(until=2.5 * INTERVAL)
+    assert system.memory.mpi == pytest.approx(0.030)
+    system.env.run(until=3.5 * INTERVAL)        # nothing ran: the last weights
+    assert system.memory.mpi == pytest.approx(0.030)
+    system.set_memory_behaviour(0.020, "b")     # a workload changes its own (rman's compressors)
+    assert system.memory.mpi == pytest.approx(0.020)
+
+
+def test_sessions_count_their_instructions_only_where_workloads_share_the_instance():
+    system = System(_load(TPCC))
+    system.set_memory_behaviour(0.001)
+    inst = system.instance
+    alone = inst.new_session()
+    assert alone.cpu == system.dispatcher.run   # (one workload: the dispatcher's own method, nothing between)
+    inst.serve("tpcc")
+    counted = inst.new_session()
+    counted.cpu(2e6)
+    counted.cpu(1e6, 0.5)
+    assert inst.instructions_by == {"tpcc": 3e6}
+    system.env.run()
+    assert system.cpu.instructions_retired() == pytest.approx(3e6)
+
+
+# ------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("settings, path, says", [
+    ({"background.workload": "slob"}, "background.workload", "a batch job that runs to its end"),
+    ({"background.workload": "rmn"}, "background.workload", "did you mean 'rman'"),
+    ({"background.params.channels": 4}, "background.params", "a background.workload whose parameters"),
+    ({"background.workload": "rman", "background.params.channels": 0}, "background.params.channels", "at least 1"),
+    ({"background.workload": "rman", "background.params.channels": 2, "background.params.datafile_device": "tape"},
+     "background.params.datafile_device", "one of the profile's devices"),
+    ({"background.workload": "ctas", "background.params.table_size": "2 TB"}, "background.params.table_size",
+     "at most the capacity"),
+    ({"background.workload": "rman", "background.params.channels": 2,
+      "database.parallel.parallel_degree_policy": "auto"}, "database.parallel.parallel_degree_policy",
+     "for workloads tpcc and rman, each runs no parallel statement"),
+])
+def test_a_bad_background_is_refused_at_its_key(settings, path, says):
+    with pytest.raises(ConfigError) as exc:
+        _load({**TPCC, **settings})
+    assert exc.value.path == path and says in str(exc.value)
+
+
+def test_a_background_job_beside_a_batch_job_is_refused():
+    with pytest.raises(ConfigError) as exc:
+        _load({"channels": 2, **CTAS}, "rman")
+    assert exc.value.path == "workload" and "a steady-state workload (slob, tpcc)" in str(exc.value)
+
+
+def test_a_setting_only_the_job_reads_is_taken_beside_it():
+    """The instance's parts are the two workloads' together: a parallel setting for CTAS beside tpcc."""
+    sc = _load({**TPCC, **CTAS, "database.parallel.parallel_degree_policy": "auto"})
+    assert sc.label == "t5220/tpcc+ctas"
+    d = sc.describe()
+    assert d["background.workload"] == "ctas" and d["background.params.table_size"] == 512 * 2**20
+    assert d["database.parallel.parallel_degree_policy"] == "auto"
+
+
+def test_the_command_line_refuses_a_bad_job_before_running():
+    res = CliRunner().invoke(cli.main, ["run", "--profile", "t5220", "--workload", "tpcc", "--set", "users=4",
+                                        "--set", "background.workload=slob"])
+    assert res.exit_code == 2
+    assert "background.workload" in res.output and "a batch job" in res.output
+    assert "throughput" not in res.output
