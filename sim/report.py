@@ -198,6 +198,11 @@ def summary(r: Result) -> str:
     return "\n".join(lines)
 
 
+def _alone_mean(alone: dict, kind: str) -> str:
+    """A transaction type's mean response alone, in ms ("—": none completed in the window alone)."""
+    return f"{alone[kind]:.2f}" if kind in alone else "—"
+
+
 def _alone(r: Result, job: str) -> str:
     """The throughput beside a background job against the same workload's alone, measured before the job."""
     x = r.extra
@@ -233,7 +238,7 @@ def full(r: Result) -> str:
 
         intervals = any("mean_ci95" in v for v in r.response.values())
         alone = r.extra.get("response_alone_ms")   # (beside a background job: the mean before it started)
-        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), *ci(v), *([_ms(alone[t] / 1e3)] if alone else []),
+        rows = [[t, f"{v['count']:,}", _ms(v["mean"]), *ci(v), *([_alone_mean(alone, t)] if alone else []),
                  _ms(v["p50"]), _ms(v["p90"]), _ms(v["p99"])] for t, v in r.response.items()]
         head = ["transaction", "count", "mean", *(["± 95%"] if intervals else []), *(["mean alone"] if alone else []),
                 "p50", "p90", "p99"]

@@ -51,10 +51,10 @@ def tpcc(draw) -> tuple[str, str, dict]:
 
 
 @st.composite
-def batch_or_io(draw) -> tuple[str, str, dict]:
+def batch_or_io(draw, names=("slob", "calibrate_io", "create_index", "ctas", "rman", "sqlldr")) -> tuple[str, str, dict]:
     profile = draw(st.sampled_from(profile_names()))
     device = st.sampled_from(load_profile(profile).storage.device_names())
-    workload = draw(st.sampled_from(["slob", "calibrate_io", "create_index", "ctas", "rman", "sqlldr"]))
+    workload = draw(st.sampled_from(names))
     if workload == "slob":
         p = {"sessions": draw(st.sampled_from([1, 24])), "schema_size": "5 GB", "device": draw(device),
              "read_path": draw(st.sampled_from(["sga", "direct"]))}
@@ -75,6 +75,23 @@ def batch_or_io(draw) -> tuple[str, str, dict]:
     return profile, workload, p
 
 
+SMALL = {"create_index": {"table_size": "20 MB"}, "ctas": {"table_size": "50 MB"}, "rman": {"datafiles_mb": [40.0, 10.0]},
+         "sqlldr": {"data_size": "20 MB"}}
+
+
+@st.composite
+def beside_a_job(draw) -> tuple[str, str, dict]:
+    """A light steady workload (a few users who think, or a few SLOB sessions) with a random batch job beside it."""
+    profile, job, p = draw(batch_or_io(names=("calibrate_io", "create_index", "ctas", "rman", "sqlldr")))
+    p.update(SMALL.get(job, {}))   # (a job beside a workload simulates the workload's events all along: smaller)
+    if draw(st.booleans()):
+        workload, own = "tpcc", {"users": draw(st.sampled_from([1, 8])), "keying_time": "0 s",
+                                 "think_time": draw(st.sampled_from(["20 ms", "1 s"]))}
+    else:
+        workload, own = "slob", {"sessions": draw(st.sampled_from([1, 4])), "schema_size": "5 GB"}
+    return profile, workload, {**own, "background.workload": job, **{f"background.params.{k}": v for k, v in p.items()}}
+
+
 def _sane(res) -> None:
     assert res.status in ("ok", "timeout", "out_of_memory"), res.status
     if res.status == "out_of_memory":
@@ -92,6 +109,10 @@ def _sane(res) -> None:
         assert res.tpm >= 0 and math.isfinite(res.tpm)
     if res.elapsed is not None:
         assert res.elapsed > 0 and math.isfinite(res.elapsed)
+    job = res.extra.get("background")
+    if job is not None:   # beside a job: the workload's figures alone, its figures beside the job, the job's own
+        assert res.tpm is not None and res.extra["tpm_alone"] >= 0 and job["started_s"] == res.extra["alone_measured_s"]
+        assert job.get("elapsed_s", res.elapsed) == pytest.approx(res.elapsed)   # (CALIBRATE_IO's gives none)
 
 
 def _run_or_refuse(profile: str, workload: str, params: dict) -> None:
@@ -112,6 +133,12 @@ def _run_or_refuse(profile: str, workload: str, params: dict) -> None:
 @settings(max_examples=60, deadline=None, database=None, derandomize=True)
 @given(tpcc())
 def test_any_tpcc_scenario_is_refused_clearly_or_runs_to_a_sane_result(case):
+    _run_or_refuse(*case)
+
+
+@settings(max_examples=15, deadline=None, database=None, derandomize=True)
+@given(beside_a_job())
+def test_any_job_beside_a_workload_is_refused_clearly_or_runs_to_a_sane_result(case):
     _run_or_refuse(*case)
 
 
