@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 import threading
 import time
 from contextlib import contextmanager
-import dataclasses
-from dataclasses import dataclass
-from typing import Any
 
 import simpy
 
@@ -42,10 +40,8 @@ def run(scenario: Scenario, progress=None) -> Result:
     t_wall = time.perf_counter()
     system = System(scenario)
     module = workloads.get(scenario.spec.workload)
-    job = None
     if scenario.background is not None:   # two workloads share the instance: each one's sessions count their own
         system.instance.serve(scenario.spec.workload)
-        job = Background(scenario.spec.background.workload, scenario.background)
     workload = module.Workload(system, scenario.params)
     env, spec = system.env, scenario.spec.run
     result = Result(label=scenario.label, profile=scenario.profile.name, workload=scenario.spec.workload,
@@ -59,7 +55,7 @@ def run(scenario: Scenario, progress=None) -> Result:
     else:
         with _collector_spared():
             if workload.kind == "steady":
-                _run_steady(system, workload, result, progress, job)
+                _run_steady(system, workload, result, progress)
             else:
                 _run_batch(system, workload, result, progress)
         result.simulated_time = env.now
@@ -233,10 +229,10 @@ def _warm_up(system: System, result: Result) -> None:
         _advance(env, spec.warmup)
 
 
-def _run_steady(system: System, workload, result: Result, progress, job: Background | None = None) -> None:
+def _run_steady(system: System, workload, result: Result, progress) -> None:
     """Warm up, then measure until the throughput's interval is tight (or run.max_time). With a background job,
     that is the throughput alone; the job then starts, and the run measures the workload beside it to its end."""
-    env, spec = system.env, system.scenario.spec.run
+    env, spec, job = system.env, system.scenario.spec.run, system.scenario.background
     timeline = _watch(system, workload)   # (the warm-up's rows too: how the run got to where it is measured)
     _warm_up(system, result)
     checkpoints = system.instance.cached_block_checkpoints
@@ -259,50 +255,55 @@ def _run_steady(system: System, workload, result: Result, progress, job: Backgro
             return
         window.add()
         if progress:
-            progress(min(1.0, window.span() / max_time) * (0.5 if job else 1.0))
+            progress(min(1.0, window.span() / max_time) * (1.0 if job is None else 0.5))
         if precise_enough(window.batches, spec.min_batches, spec.target_half_width):
             break
         if window.span() >= max_time - 1e-9:
             break
-    if job is not None:
-        before = dict(result.extra)   # (the warm-up's: the window beside the job keeps them, not the alone figures)
+    if job is None:
+        _close(timeline, result)
         _steady_figures(system, workload, result, window)
-        alone = {"tpm_alone": result.tpm, "tpm_alone_half_width": result.tpm_half_width,
-                 "alone_measured_s": result.measured_time, "cpu_busy_alone_pct": 100.0 - result.cpu_idle,
-                 "response_alone_ms": {t: 1000.0 * v["mean"] for t, v in result.response.items()}}
-        _forget_figures(result)
-        result.extra = before
-        _beside(system, workload, result, progress, job, timeline, alone["alone_measured_s"])
-        result.extra.update(alone)
-        if result.tpm is not None and alone["tpm_alone"]:
-            result.extra["tpm_change_pct"] = 100.0 * (result.tpm / alone["tpm_alone"] - 1.0)
-        return
-    _close(timeline, result)
+    else:
+        _beside(system, workload, result, progress, timeline, _alone(system, workload, result, window))
+
+
+def _alone(system: System, workload, result: Result, window: _Window) -> dict:
+    """The figures of the window alone, before a background job: kept aside, and forgotten in `result`, so that a
+    window beside the job that ends out of memory leaves none of them to read as its own."""
+    before = dict(result.extra)   # (the warm-up's: the window beside the job keeps them, not the alone figures)
     _steady_figures(system, workload, result, window)
+    alone = {"tpm_alone": result.tpm, "tpm_alone_half_width": result.tpm_half_width,
+             "alone_measured_s": result.measured_time, "cpu_busy_alone_pct": 100.0 - result.cpu_idle,
+             "response_alone_ms": {t: 1000.0 * v["mean"] for t, v in result.response.items()}}
+    for f in dataclasses.fields(Result):
+        if f.name in _WINDOW_FIGURES:
+            setattr(result, f.name, f.default if f.default is not dataclasses.MISSING else f.default_factory())
+    result.extra = before
+    return alone
 
 
-@dataclass(frozen=True)
-class Background:
-    """A batch job to run beside a steady workload (scenario background:): its workload's name and Params."""
-    workload: str
-    params: Any
+# What a steady window measures (_steady_figures), besides `extra`.
+_WINDOW_FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue",
+                   "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "measured_time")
 
 
-def _beside(system: System, workload, result: Result, progress, job: Background, timeline, alone: float) -> None:
-    """Start the background job now and measure the workload beside it, in batches from now, to the job's end
-    (a guard of 30 days, as a batch job's: run.max_time capped the window alone): the workload's figures are the window's, the job's
-    elapsed time result.elapsed and its own figures result.extra['background'] (started `alone` s after the
-    measured start). The counters are reset first, so that every resource figure (CPU, devices, waits) is the
-    window's too."""
+def _beside(system: System, workload, result: Result, progress, timeline, alone: dict) -> None:
+    """Start the scenario's background job now and measure the workload beside it, in batches from now, to the job's
+    end (a guard of 30 days, as a batch job's: run.max_time capped the window alone): the workload's figures are
+    this window's, the job's elapsed time is result.elapsed and its own figures result.extra['background']; the
+    figures `alone` go to result.extra. The counters are reset first, so that every resource figure (CPU, devices, waits)
+    is the window's too."""
     env = system.env
     if timeline is not None:
-        timeline.close()
+        timeline.close()   # (up to the reset: the window alone's last interval)
     system.reset_stats()
     workload.reset_stats()
     if timeline is not None:
         timeline.rebase()
-    system.instance.serve(job.workload)
-    batch = workloads.get(job.workload).Workload(system, job.params)
+    result.extra.update(alone)   # (an outcome short of the job's end keeps them too)
+    name = system.scenario.spec.background.workload
+    system.instance.serve(name)
+    batch = workloads.get(name).Workload(system, system.scenario.background)
     batch.start()
     window = _Window(system, workload)
     done, exhausted, cap = batch.done, system.vm.exhausted, BATCH_MAX_TIME   # (run.max_time capped the alone window)
@@ -318,24 +319,15 @@ def _beside(system: System, workload, result: Result, progress, job: Background,
             progress(0.5 + 0.5 * min(1.0, batch.progress()))
     _close(timeline, result)
     if not done.triggered:
-        result.status, result.message = "timeout", (f"the background job {job.workload} had not finished after "
+        result.status, result.message = "timeout", (f"the background job {name} had not finished after "
                                                      f"{cap:g} s simulated")
-    _steady_figures(system, workload, result, window)
+    # (no response time law: queues fill as the job starts and drain as it ends, by design, not for want of warm-up)
+    _steady_figures(system, workload, result, window, law=False)
     result.elapsed = window.span()
-    result.extra["background"] = {"workload": job.workload, "started_s": alone,
+    result.extra["background"] = {"workload": name, "started_s": alone["alone_measured_s"],
                                   **batch.report(window.span())}
-
-
-# What a steady window measured (_steady_figures): the window alone's, forgotten once kept as figures alone, so that
-# a window beside the job that ends out of memory leaves none of them to read as its own.
-_WINDOW_FIGURES = ("tpm", "throughput_per_s", "tpm_half_width", "cpu_idle", "cpu_usr", "cpu_sys", "run_queue",
-                   "core_utilisation", "strand_utilisation", "top_events", "response", "devices", "measured_time")
-
-
-def _forget_figures(result: Result) -> None:
-    for f in dataclasses.fields(Result):
-        if f.name in _WINDOW_FIGURES:
-            setattr(result, f.name, f.default if f.default is not dataclasses.MISSING else f.default_factory())
+    if alone["tpm_alone"]:
+        result.extra["tpm_change_pct"] = 100.0 * (result.tpm / alone["tpm_alone"] - 1.0)
 
 
 def _out_of_memory(system: System, result: Result, timeline) -> None:
@@ -374,8 +366,9 @@ class _Window:
             self.seen[t] = tally.total, tally.n
 
 
-def _steady_figures(system: System, workload, result: Result, window: _Window) -> None:
-    """The window's throughput, response times and resources into `result`."""
+def _steady_figures(system: System, workload, result: Result, window: _Window, law: bool = True) -> None:
+    """The window's throughput, response times and resources into `result` (with `law`, the response time law's
+    check of a closed population's window: response_time_law)."""
     span = window.span()
     report = workload.report(span)
     result.tpm = report.pop("tpm")
@@ -388,7 +381,7 @@ def _steady_figures(system: System, workload, result: Result, window: _Window) -
         figures["mean_ci95"] = window.responses[t].halfwidth() if t in window.responses else float("nan")
     result.extra.update(report)
     population = getattr(workload, "population", None)   # (a closed population of users that think)
-    if population is not None and workload.completed:
+    if law and population is not None and workload.completed:
         result.extra["response_time_law"] = response_time_law(*population(), result.throughput_per_s,
                                                               result.tpm_half_width / 60.0, window.timed.values())
     result.extra["batches"] = len(means)   # the interval's, as merged (of batch_s each)
