@@ -77,6 +77,7 @@ class Workload:
     def __init__(self, system, params: Params):
         self.system, self.params = system, params
         self.env = system.env
+        self.tenant = system.instance.tenant   # (whose sessions' CPU is its DB CPU, beside a workload)
         run_server_code(system)
         self.paths = build_read_paths(system, data_device(system.profile, params.device), params.database_size,
                                       "calibrate_io")
@@ -120,12 +121,12 @@ class Workload:
             target = min(in_flight, self.limit)
             self._set_in_flight(target)
             yield env.timeout(p.level_time / 5)          # let the level settle
-            n0, lat0, cpu0 = self.completed, self._latency_sums(), self.system.cpu.strand_time()[0]
+            n0, lat0, cpu0 = self.completed, self._latency_sums(), self.system.instance.db_cpu(self.tenant)
             yield env.timeout(p.level_time)
             iops = (self.completed - n0) / p.level_time
             lat1 = self._latency_sums()
             latency = (lat1[0] - lat0[0]) / max(lat1[1] - lat0[1], 1)
-            cpu = (self.system.cpu.strand_time()[0] - cpu0) / p.level_time
+            cpu = (self.system.instance.db_cpu(self.tenant) - cpu0) / p.level_time
             self.levels.append({"in_flight": target, "iops": iops, "latency_ms": 1000.0 * latency,
                                 "db_cpu_per_s": cpu})
             # (a level that completed no read, shorter than a read on slow storage, has no rate to gain over and
@@ -141,7 +142,7 @@ class Workload:
     def report(self, span: float) -> dict:
         ok = [lv for lv in self.levels if lv["latency_ms"] <= 1000.0 * self.params.max_latency]
         best = max(ok, key=lambda lv: lv["iops"]) if ok else None
-        out = io_report(self.system, self.paths, self.completed, span, "Disk file I/O Calibration")
+        out = io_report(self.system, self.paths, self.completed, span, "Disk file I/O Calibration", self.tenant)
         # the headline figures are max_iops's level's, as CALIBRATE_IO reports them: the CPU beside them too
         # (the job's mean had put 1.6 DB CPU s/s beside 450,780 IOPS that took 4.1; helper probe)
         out.update({

@@ -150,9 +150,10 @@ def build_read_paths(system, device_name: str, schema_size: float, rng_name: str
                      system.rng(f"{rng_name}:hits"))
 
 
-def io_report(system, paths: ReadPaths, reads: int, span: float, wait_event: str) -> dict:
-    """IOPS and the CPU cost of an I/O as AWR and Closson's tables state them."""
-    busy, _sys = system.cpu.strand_time()   # DB CPU: thread (strand) time, as the OS accounts it
+def io_report(system, paths: ReadPaths, reads: int, span: float, wait_event: str, tenant: str | None = None) -> dict:
+    """IOPS and the CPU cost of an I/O as AWR and Closson's tables state them (`tenant`: whose sessions' CPU,
+    where a background job shares the instance; None: one workload's)."""
+    busy = system.instance.db_cpu(tenant)   # DB CPU: thread (strand) time, as the OS accounts it
     iops = reads / span
     ev = system.instance.waits.events.get(wait_event)
     out = {
@@ -191,6 +192,7 @@ class Workload:
         self.system, self.params = system, params
         self.env = system.env
         self.instance = system.instance
+        self.tenant = system.instance.tenant   # (whose sessions' CPU is its DB CPU, beside a background job)
         run_server_code(system)
         self.device = data_device(system.profile, params.device)
         self.paths = build_read_paths(system, self.device, params.schema_size, "slob")
@@ -241,7 +243,7 @@ class Workload:
         per_s = self.completed / span
         event = "direct path read" if self.params.read_path == "direct" else "db file sequential read"
         out = {"throughput_per_s": per_s, "tpm": per_s * 60.0,
-               **io_report(self.system, self.paths, self.physical, span, event)}
+               **io_report(self.system, self.paths, self.physical, span, event, self.tenant)}
         if self.params.read_path == "sga" and self.completed:   # as AWR's Buffer Hit %: logical reads not physical
             out["buffer_hit_ratio"] = 1.0 - self.physical / self.completed
         return out

@@ -146,11 +146,17 @@ def check_all_cached_sga(spec: DatabaseSpec, database_bytes: float, what: str, s
         "32-bit Oracle can map: give database.db_cache, or use oracle_bits: 64")
 
 
-def _counting(run, counts: dict, tenant: str):
-    """A session's cpu() that counts what it runs in counts[tenant]."""
+def _counting(run, counts: dict, seconds: dict, tenant: str):
+    """A session's cpu() that counts what it runs in counts[tenant], and the strand-seconds it took in
+    seconds[tenant] (the burst's event gives them)."""
+    def took(ev):
+        seconds[tenant] += ev.value
+
     def cpu(instructions: float, sys_share: float = 0.0):
         counts[tenant] += instructions
-        return run(instructions, sys_share)
+        ev = run(instructions, sys_share)
+        ev.callbacks.append(took)
+        return ev
     return cpu
 
 
@@ -173,6 +179,7 @@ class Instance:
         # instructions each one's sessions have run (serve); None: one workload, nothing counted
         self.tenant: str | None = None
         self.instructions_by: dict[str, float] = {}
+        self.cpu_by: dict[str, float] = {}   # strand-seconds of each one's sessions since the last reset (db_cpu)
         self._databases: dict[str | None, float] = {}   # attach_database's, by workload: one buffer cache holds all
         # datafiles through the OS's file system, and DBWR, when the data is not all cached
         self.datafiles = datafiles
@@ -224,11 +231,20 @@ class Instance:
         (sim/system.py set_memory_behaviour)."""
         self.tenant = tenant
         self.instructions_by.setdefault(tenant, 0.0)
+        self.cpu_by.setdefault(tenant, 0.0)
+
+    def db_cpu(self, tenant: str | None) -> float:
+        """Strand-seconds since the last reset of workload `tenant`'s sessions: its DB CPU where several share
+        the instance (the strands' time would count the other's too). Of one workload (tenant None): every
+        strand's, as the OS accounts its threads, the background processes' with them."""
+        if tenant is None:
+            return self.dispatcher.cpu.strand_time()[0]
+        return self.cpu_by[tenant]
 
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))
         if self.tenant is not None:
-            s.cpu = _counting(self.dispatcher.run, self.instructions_by, self.tenant)
+            s.cpu = _counting(self.dispatcher.run, self.instructions_by, self.cpu_by, self.tenant)
         self.sessions.append(s)
         if self.vm is not None:
             self.vm.add_processes("oracle_server", 1, self.spec.server_memory, self.spec.server_working_set)
@@ -304,6 +320,7 @@ class Instance:
 
     def reset_stats(self) -> None:
         self.waits.reset()
+        self.cpu_by.update(dict.fromkeys(self.cpu_by, 0.0))   # (in place: the sessions' cpu() holds this dict)
         self.lgwr.reset_stats()
         self.physical_reads = 0
         if self.datafiles is not None:
