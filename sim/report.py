@@ -169,15 +169,17 @@ def summary(r: Result) -> str:
         m, s = divmod(rem, 60)
         what = f" of {job['workload']}, beside {r.workload} from {job['started_s']:g} s" if job else ""
         lines.append(f"elapsed{what}: {int(h)}:{int(m):02d}:{s:05.2f}  ({r.elapsed:,.1f} s)")
-    if "level_table" in x:   # CALIBRATE_IO: max_iops and its level's figures (none within max_latency: 0)
-        if x["iops"] > 0:
-            lines.append(f"I/O: max_iops {x['iops']:,.0f}   actual_latency {x['actual_latency_ms']:.3f} ms   at that "
-                         f"level {x['iops_per_db_cpu']:,.0f} IOPS per DB CPU s, {x['iops_per_core']:,.0f} IOPS per "
-                         f"core, DB CPU {x['db_cpu_per_s']:.1f} s/s")
+    cal = job if job and "level_table" in job else x   # (CALIBRATE_IO beside a workload: the job's figures)
+    if "level_table" in cal:   # CALIBRATE_IO: max_iops and its level's figures (none within max_latency: 0)
+        io = f"I/O of {job['workload']}" if cal is job else "I/O"
+        if cal["iops"] > 0:
+            lines.append(f"{io}: max_iops {cal['iops']:,.0f}   actual_latency {cal['actual_latency_ms']:.3f} ms   at "
+                         f"that level {cal['iops_per_db_cpu']:,.0f} IOPS per DB CPU s, {cal['iops_per_core']:,.0f} "
+                         f"IOPS per core, DB CPU {cal['db_cpu_per_s']:.1f} s/s")
         else:
-            lines.append(f"I/O: max_iops 0: no load level was within max_latency {x['max_latency_ms']:g} ms "
-                         f"(the job's reads: {x['mean_iops']:,.0f} IOPS)")
-    elif "iops_per_db_cpu" in x:  # SLOB: the cost of an I/O in CPU
+            lines.append(f"{io}: max_iops 0: no load level was within max_latency {cal['max_latency_ms']:g} ms "
+                         f"(the job's reads: {cal['mean_iops']:,.0f} IOPS)")
+    if "iops_per_db_cpu" in x and "level_table" not in x:  # SLOB: the cost of an I/O in CPU
         reads = _slob_reads(r.tpm, x)
         per_cpu = "—" if math.isnan(x["iops_per_db_cpu"]) else f"{x['iops_per_db_cpu']:,.0f}"   # (no DB CPU yet)
         lines.append(f"I/O: {x['iops']:,.0f} IOPS   {per_cpu} IOPS per DB CPU s   "

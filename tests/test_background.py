@@ -258,3 +258,13 @@ def test_calibrate_io_beside_a_workload_counts_only_its_own_cpu(calibrate):
     for b, a in zip(job["level_table"], alone.extra["level_table"]):
         assert b["db_cpu_per_s"] / b["iops"] == pytest.approx(a["db_cpu_per_s"] / a["iops"], rel=0.15)
     assert job["iops_per_db_cpu"] == pytest.approx(alone.extra["iops_per_db_cpu"], rel=0.15)
+
+
+def test_the_summary_gives_calibrate_ios_max_iops_beside_a_workload(calibrate):
+    """CALIBRATE_IO's answer is its max_iops at a latency: beside a workload the summary (--brief) gives it from the
+    job's own figures, named as the job's (it had given the elapsed time alone, the answer only in the level table)."""
+    beside, _ = calibrate
+    job = beside.extra["background"]
+    assert job["iops"] > 0
+    assert (f"I/O of calibrate_io: max_iops {job['iops']:,.0f}   actual_latency {job['actual_latency_ms']:.3f} ms"
+            in report.summary(beside))
