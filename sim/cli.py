@@ -138,8 +138,12 @@ _PROCESSES = {"tpcc": "params.users / params.sessions (and a client process per 
 
 
 def _out_of_memory_keys(workload: str, sc=None) -> str:
-    cached = f" (without it, {_CACHED_DATA[workload]})" if workload in _CACHED_DATA else ""
-    procs = f" x {_PROCESSES[workload]}" if workload in _PROCESSES else ""
+    # (a background job's data and processes share the memory: its keys too, under background.)
+    named = [(workload, "")] + ([(sc.spec.background.workload, "background.")] if sc and sc.background else [])
+    cached = [f"{at}{_CACHED_DATA[w]}" for w, at in named if w in _CACHED_DATA]
+    procs = [f"{at}{_PROCESSES[w]}" for w, at in named if w in _PROCESSES]
+    cached = f" (without it, {' and '.join(cached)})" if cached else ""
+    procs = f" x {' + '.join(procs)}" if procs else ""
     return (f"{_whole_schema_cached(workload, sc)}; the settings that decide it: database.db_cache{cached} + "
             f"database.shared_pool (the SGA), database.server_memory per session{procs}, hardware.memory.size, "
             "hardware.memory.swap")

@@ -268,3 +268,12 @@ def test_the_summary_gives_calibrate_ios_max_iops_beside_a_workload(calibrate):
     assert job["iops"] > 0
     assert (f"I/O of calibrate_io: max_iops {job['iops']:,.0f}   actual_latency {job['actual_latency_ms']:.3f} ms"
             in report.summary(beside))
+
+
+def test_out_of_memory_names_the_jobs_settings_too():
+    """The users and CTAS's PX servers share the memory (the out-of-memory test above: 256 servers past 2.5 GB): the
+    settings that decide it name the job's under background. beside the workload's (they named tpcc's alone)."""
+    keys = cli._out_of_memory_keys("tpcc", _load({**TPCC, **CTAS}))
+    assert "(without it, params.warehouses and background.params.table_size (in memory))" in keys
+    assert "per session x params.users / params.sessions" in keys and "+ background.params.dop," in keys
+    assert "background." not in cli._out_of_memory_keys("tpcc", _load(TPCC))
