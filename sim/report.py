@@ -212,7 +212,8 @@ def _alone(r: Result, job: str) -> str:
     unit, scale = ("logical reads/s", 1 / 60.0) if slob else ("TPM", 1.0)
     hw = x["tpm_alone_half_width"]
     alone = f"{scale * x['tpm_alone']:,.0f}" + (f" ± {scale * hw:,.0f}" if hw is not None and math.isfinite(hw) else "")
-    change = f"{x['tpm_change_pct']:+.1f}% " if "tpm_change_pct" in x else ""
+    # (+ 0.0: no '-0.0%' for a tiny negative, read as a loss)
+    change = f"{round(x['tpm_change_pct'], 1) + 0.0:+.1f}% " if "tpm_change_pct" in x else ""
     return (f"beside {job}: {change}against {alone} {unit} alone (its first {x['alone_measured_s']:g} s measured, "
             "before the job started)")
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import copy
 
+
+import dataclasses
+
 import pytest
 from click.testing import CliRunner
 
@@ -277,3 +280,11 @@ def test_out_of_memory_names_the_jobs_settings_too():
     assert "(without it, params.warehouses and background.params.table_size (in memory))" in keys
     assert "per session x params.users / params.sessions" in keys and "+ background.params.dop," in keys
     assert "background." not in cli._out_of_memory_keys("tpcc", _load(TPCC))
+
+
+def test_a_change_that_rounds_to_nothing_prints_no_sign_of_loss(plain):
+    """SLOB beside CALIBRATE_IO on flash lost 0.05% of its reads, printed '-0.0%' (a loss to the eye); a change
+    that rounds to 0.0 prints +0.0%, the rest keep their sign."""
+    for pct, says in ((-0.04, "+0.0%"), (0.04, "+0.0%"), (-0.05001, "-0.1%")):
+        x = {"tpm_alone": 1000.0, "tpm_alone_half_width": 10.0, "alone_measured_s": 2.0, "tpm_change_pct": pct}
+        assert report._alone(dataclasses.replace(plain, extra=x), "rman").startswith(f"beside rman: {says} ")
