@@ -662,16 +662,18 @@ def list_workloads():
 @click.option("--set", "sets", multiple=True, metavar="PARAM=VALUE",
               help="with --workload: its parameters (direct=true), to leave out the settings they make unread")
 def list_settings(workload, sets):
-    """List the database, OS and run settings (--set database.db_cache='2 GB'), with defaults."""
+    """List the database, OS, run and background-job settings (--set database.db_cache='2 GB'), with defaults."""
     import workloads as wl
     from sim.config import Source, build
     from sim.scenario import ScenarioSpec, accepted_run_settings, accepted_settings
 
     if sets and workload is None:
         raise click.UsageError("--set names the workload's parameters: give --workload too")
-    read, note = None, ""
+    read, note, sections = None, "", ("database", "os", "run", "background")
     if workload is not None:
         module = wl.get(workload)
+        if module.Workload.kind != "steady":   # (a job runs beside a steady workload, not beside a batch job)
+            sections = sections[:-1]
         params = None
         if sets:
             given = {}
@@ -688,7 +690,8 @@ def list_settings(workload, sets):
             note = (f"(some of these {workload} reads only for some values of its parameters, which leave parts of "
                     f"the instance idle: workloads/{workload}.py idle(); --set PARAM=VALUE narrows the list)")
     for key, default, doc in _settings(ScenarioSpec):
-        if key.split(".")[0] in ("database", "os", "run") and (read is None or key in read):
+        section = key.split(".")[0]
+        if section in sections and (read is None or key in read or section == "background"):
             click.echo(f"{key:52s} {default:>10s}  {doc}")
     if note:
         click.echo(note)

@@ -288,3 +288,17 @@ def test_a_change_that_rounds_to_nothing_prints_no_sign_of_loss(plain):
     for pct, says in ((-0.04, "+0.0%"), (0.04, "+0.0%"), (-0.05001, "-0.1%")):
         x = {"tpm_alone": 1000.0, "tpm_alone_half_width": 10.0, "alone_measured_s": 2.0, "tpm_change_pct": pct}
         assert report._alone(dataclasses.replace(plain, extra=x), "rman").startswith(f"beside rman: {says} ")
+
+
+def test_the_settings_command_lists_the_background_job_for_a_steady_workload():
+    """`oltpsim settings` is where --set's keys are listed (run --help sends the user there): background.workload
+    and background.params were in none of its lists; they are for a steady workload, not for a batch job, which
+    refuses a job beside it."""
+    def listed(*args):
+        out = CliRunner().invoke(cli.main, ["settings", *args])
+        assert out.exit_code == 0, out.output
+        return out.stdout
+
+    for args in ((), ("--workload", "tpcc"), ("--workload", "slob", "--set", "sessions=2")):
+        assert "background.workload " in listed(*args) and "background.params " in listed(*args)
+    assert "background." not in listed("--workload", "rman")
