@@ -333,6 +333,10 @@ def timeline(r: Result) -> str:
     every = format_quantity(r.inputs["run.interval"], "time")
     warm = ("; t up to 0: the warm-up, left out of every figure above" if any(row["warmup"] for row in r.timeline)
             else "")
+    job = r.extra.get("background")
+    if job:   # (where the job started: its rows are those of the figures above, the earlier of the 'alone' ones)
+        warm += (f"; to {job['started_s']:g} s: {r.workload} alone (the figures 'alone' above); after "
+                 f"{job['started_s']:g} s: beside {job['workload']} (the others)")
     return (f"Timeline (every {every}, as vmstat, iostat and AWR snapshots show it; result.timeline_frame() in "
             f"Python{warm})\n"
             + "\n".join(line.rstrip() for line in table(head, rows, "r" * (len(head) - 2) + "ll").split("\n")))

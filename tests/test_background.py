@@ -302,3 +302,13 @@ def test_the_settings_command_lists_the_background_job_for_a_steady_workload():
     for args in ((), ("--workload", "tpcc"), ("--workload", "slob", "--set", "sessions=2")):
         assert "background.workload " in listed(*args) and "background.params " in listed(*args)
     assert "background." not in listed("--workload", "rman")
+
+
+def test_the_timeline_says_where_the_job_started(ctas):
+    """The timeline's rows run on through both windows with nothing in a row to tell them apart: its heading says
+    which rows are the workload alone (the 'alone' figures) and which are beside the job (every other figure)."""
+    beside, _ = ctas
+    text = report.timeline(beside)
+    assert ("; to 4 s: tpcc alone (the figures 'alone' above); after 4 s: beside ctas (the others)"
+            in text.splitlines()[0])
+    assert beside.extra["background"]["started_s"] == 4.0
