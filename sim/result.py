@@ -201,11 +201,12 @@ def figure_unit(name: str) -> str:
     """The unit of a figure as flat() gives it, from its name: s, ms, %, TPM, tx/s, MB/s, IOPS, or '' (a count, a
     ratio). Times are in seconds unless the name says ms."""
     last = name.rsplit(".", 1)[-1]
-    if name in ("tpm", "tpm_half_width"):
+    if name in ("tpm", "tpm_half_width", "extra.tpm_alone", "extra.tpm_alone_half_width"):   # (alone: before a job)
         return "TPM"
     if name == "throughput_per_s":
         return "tx/s"
-    if last.endswith("_ms"):
+    # (or a mapping's of times in ms: extra.response_alone_ms.new_order)
+    if last.endswith("_ms") or (name.startswith("extra.") and name.rsplit(".", 2)[-2].endswith("_ms")):
         return "ms"
     if name in ("elapsed", "simulated_time", "measured_time", "wall_time") or (last.endswith("_s") and not
                                                                                last.endswith("_per_s")):

@@ -312,3 +312,15 @@ def test_the_timeline_says_where_the_job_started(ctas):
     assert ("; to 4 s: tpcc alone (the figures 'alone' above); after 4 s: beside ctas (the others)"
             in text.splitlines()[0])
     assert beside.extra["background"]["started_s"] == 4.0
+
+
+def test_the_figures_alone_have_their_units_in_compare_and_sweep():
+    """compare and the sweep table print a figure's unit from its name: the throughput alone is in TPM as the
+    throughput is, and the mean response times alone (a mapping in ms) in ms; they had printed with no unit."""
+    from sim.result import figure_unit
+
+    assert figure_unit("extra.tpm_alone") == figure_unit("extra.tpm_alone_half_width") == "TPM"
+    assert figure_unit("extra.response_alone_ms.new_order") == "ms"
+    assert figure_unit("extra.cpu_busy_alone_pct") == "%" and figure_unit("extra.alone_measured_s") == "s"
+    assert figure_unit("extra.tpm_change_pct") == "%" and figure_unit("extra.background.elapsed_s") == "s"
+    assert figure_unit("extra.background.px_servers_started") == ""
