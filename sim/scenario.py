@@ -214,7 +214,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
         module = workloads.get(spec.workload)
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
-    params = build(module.Params, spec.params, src.at("params"))
+    params = _workload_params(module, spec, src)
     job, job_params = _background(spec, module, src)
     jobs = [(spec, module, params, src)]
     if job is not None:   # (its own checks read its parameters as spec.params, and blame them under background.)
@@ -240,6 +240,20 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     if what and spec.database.db_cache is None:   # (the cache holds every workload's data: one SGA)
         check_all_cached_sga(spec.database, cached, " + ".join(what), src)
     return Scenario(spec=spec, profile=profile, params=params, source=source, background=job_params)
+
+
+def _workload_params(module: Any, spec: ScenarioSpec, src: Source) -> Any:
+    """The workload's Params. A parameter of the background job given among them (--set table_size='1 GB', a plain
+    key, is the workload's params.table_size) is refused naming where it goes: background.params.table_size."""
+    try:
+        return build(module.Params, spec.params, src.at("params"))
+    except ConfigError as exc:
+        job, key = spec.background.workload, exc.path.removeprefix("params.")
+        if job in workloads.names() and exc.problem.startswith("unknown key") and \
+                key in {f.name for f in dataclasses.fields(workloads.get(job).Params)}:
+            raise ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a parameter of the background job "
+                                                  f"{job}: background.params.{key}") from None
+        raise
 
 
 def uses(jobs: list) -> tuple[str, ...]:
