@@ -265,6 +265,9 @@ class Capacity:
         if shown:
             text += f" ({self.metric_label} {shown})" if _kind(self.metric) == "time" else f" ({shown} {self.metric_label})"
         text += f", within {within}."
+        job = self.best.row.get("extra.background.workload")
+        if job:   # (the limits held the figures beside the job, not those alone: 'alone' is the workload's rate before it)
+            text += f" Its figures are the workload's beside {job}, from the job's start to its end."
         ranked = self.results[self.best.value].busiest()[:3] if self.best.value in self.results else []
         if ranked:   # what it would take to carry more
             text += f" Busiest there: {', '.join(f'{k} {v:.0f}%' for k, v in ranked)}."

@@ -355,3 +355,18 @@ def test_a_change_within_the_interval_alone_is_said_to_be_within_noise(plain):
         r = dataclasses.replace(plain, tpm=tpm, tpm_half_width=hw,
                                 extra={**x, "tpm_change_pct": 100.0 * (tpm / 1000.0 - 1.0)})
         assert ("% (within noise) against 1,000 ± 30 TPM alone" in report._alone(r, "rman")) == noisy
+
+
+def test_capacity_says_its_figures_are_those_beside_the_job():
+    """capacity with a background job searches the load whose figures beside the job meet the limits (a backup
+    window's service level); its answer said 'Capacity: users=24 (198,320 TPM)' as of the workload alone."""
+    from sim import capacity as cp
+
+    row = {"status": "ok", "workload": "tpcc", "tpm": 198320.0, "cpu_idle": 60.0,
+           "extra.background.workload": "rman"}
+    cap = cp.Capacity("users", [cp.parse_limit("cpu_busy <= 80%")], [cp.Probe(24, row, [])], cp.Probe(24, row, []),
+                      None, 0.02)
+    assert cap.answer().startswith("Capacity: users=24 (198,320 TPM), within cpu_busy <= 80% (40.0%). Its figures are "
+                                   "the workload's beside rman, from the job's start to its end.")
+    del row["extra.background.workload"]
+    assert "beside" not in cap.answer()
