@@ -140,12 +140,16 @@ def summary(r: Result) -> str:
                      f"{r.extra['memory']['working_set_paged_out_pct']:.1f}% of every "
                      "working set is on swap, so the sessions wait for page-ins on the swap device (paging-bound); "
                      "fewer users or more hardware.memory.size give a figure")
-    elif r.tpm == 0 and "iops_per_db_cpu" in r.extra:   # SLOB: a window shorter than one read (it never thinks)
-        lines.append(f"throughput: no block read completed in the measured {r.measured_time:g} s; "
-                     f"a longer run.max_time gives a figure")
     elif r.tpm == 0:   # a ± 0 interval of nothing would read as a measured zero
-        lines.append(f"throughput: no transaction completed in the measured {r.measured_time:g} s; "
-                     f"a longer run.max_time (or shorter think/keying times) gives a figure")
+        job = r.extra.get("background")   # (beside a job the window is the job's: run.max_time caps the one alone)
+        window = f" beside {job['workload']} (its elapsed)" if job else ""
+        longer = "a longer job" if job else "a longer run.max_time"
+        if "iops_per_db_cpu" in r.extra:   # SLOB: a window shorter than one read (it never thinks)
+            lines.append(f"throughput: no block read completed in the measured {r.measured_time:g} s{window}; "
+                         f"{longer} gives a figure")
+        else:
+            lines.append(f"throughput: no transaction completed in the measured {r.measured_time:g} s{window}; "
+                         f"{longer} (or shorter think/keying times) gives a figure")
     elif r.tpm is not None:
         if "iops_per_db_cpu" in r.extra:   # SLOB's operations are block reads, not transactions: LIOPS
             hw = f" ± {r.tpm_half_width / 60.0:,.0f} (95% CI)" if _interval(r) else ""
@@ -211,6 +215,10 @@ def _alone(r: Result, job: str) -> str:
     slob = "iops_per_db_cpu" in x   # (logical reads/s, as its throughput line gives them)
     unit, scale = ("logical reads/s", 1 / 60.0) if slob else ("TPM", 1.0)
     hw = x["tpm_alone_half_width"]
+    if not x["tpm_alone"]:   # (no change to give against nothing)
+        what = "block read" if slob else "transaction"
+        return (f"beside {job}: no {what} completed alone either (its first {x['alone_measured_s']:g} s measured, "
+                "before the job started; a longer run.max_time gives a figure)")
     alone = f"{scale * x['tpm_alone']:,.0f}" + (f" ± {scale * hw:,.0f}" if hw is not None and math.isfinite(hw) else "")
     # (+ 0.0: no '-0.0%' for a tiny negative, read as a loss)
     change = f"{round(x['tpm_change_pct'], 1) + 0.0:+.1f}% " if "tpm_change_pct" in x else ""

@@ -370,3 +370,17 @@ def test_capacity_says_its_figures_are_those_beside_the_job():
                                    "the workload's beside rman, from the job's start to its end.")
     del row["extra.background.workload"]
     assert "beside" not in cap.answer()
+
+
+def test_nothing_completed_beside_a_job_points_at_the_job_not_run_max_time(plain):
+    """Users that think (TPC-C's 10-s+ times) may complete nothing beside a short job: that window is the job's, so
+    run.max_time, which caps the window alone, gives no figure there; and a change against 0 alone is no change
+    (it printed 'beside ctas: against 0 TPM alone')."""
+    x = {"tpm_alone": 0.0, "tpm_alone_half_width": float("nan"), "alone_measured_s": 0.01,
+         "background": {"workload": "ctas", "started_s": 0.01}}
+    r = dataclasses.replace(plain, tpm=0.0, tpm_half_width=float("nan"), measured_time=0.69, elapsed=0.69, extra=x)
+    text = report.summary(r)
+    assert ("throughput: no transaction completed in the measured 0.69 s beside ctas (its elapsed); a longer job (or "
+            "shorter think/keying times) gives a figure") in text
+    assert ("beside ctas: no transaction completed alone either (its first 0.01 s measured, before the job started; "
+            "a longer run.max_time gives a figure)") in text
