@@ -226,8 +226,10 @@ def _alone(r: Result, job: str) -> str:
     # its batch means' spread is theirs, not noise: -52% of a T5440's TPM under CTAS had read as within it)
     if change and is_number(hw) and abs(r.tpm - x["tpm_alone"]) <= hw:
         change += "(within noise) "
+    # (the CPU then beside vmstat's line of the window beside the job: the headroom the job took)
+    cpu = f"; cpu busy {x['cpu_busy_alone_pct']:.0f}% then" if "cpu_busy_alone_pct" in x else ""
     return (f"beside {job}: {change}against {alone} {unit} alone (its first {x['alone_measured_s']:g} s measured, "
-            "before the job started)")
+            f"before the job started{cpu})")
 
 
 def _slob_reads(logical: float | None, x: dict) -> str:

@@ -384,3 +384,13 @@ def test_nothing_completed_beside_a_job_points_at_the_job_not_run_max_time(plain
             "shorter think/keying times) gives a figure") in text
     assert ("beside ctas: no transaction completed alone either (its first 0.01 s measured, before the job started; "
             "a longer run.max_time gives a figure)") in text
+
+
+def test_the_cpu_alone_is_beside_the_throughput_alone(plain, ctas):
+    """The CPU the workload kept busy alone (100 - vmstat's id over the window alone: the plain run of the same
+    seed's) was measured and kept, but printed nowhere: the beside line gives it, against vmstat's line of the
+    window beside the job."""
+    beside, _ = ctas
+    x = beside.extra
+    assert x["cpu_busy_alone_pct"] == pytest.approx(100.0 - plain.cpu_idle)
+    assert f"before the job started; cpu busy {x['cpu_busy_alone_pct']:.0f}% then)" in report.summary(beside)
