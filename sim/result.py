@@ -241,7 +241,7 @@ def is_number(v: Any) -> bool:
 
 
 # a figure whose 95% half-width the run gives beside it (the TPM's from batch means, a mean response time's)
-HALF_WIDTH = {"tpm": "tpm_half_width"}
+HALF_WIDTH = {"tpm": "tpm_half_width", "extra.tpm_alone": "extra.tpm_alone_half_width"}   # (alone: before a job)
 
 
 def half_width(row: dict, name: str) -> float | None:

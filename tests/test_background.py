@@ -394,3 +394,14 @@ def test_the_cpu_alone_is_beside_the_throughput_alone(plain, ctas):
     x = beside.extra
     assert x["cpu_busy_alone_pct"] == pytest.approx(100.0 - plain.cpu_idle)
     assert f"before the job started; cpu busy {x['cpu_busy_alone_pct']:.0f}% then)" in report.summary(beside)
+
+
+def test_compare_judges_the_throughput_alone_by_its_interval(ctas):
+    """The throughput alone has its half-width beside it, as the TPM has: compare judges a change of it against
+    both runs' (within noise here: the same run twice) and lists the half-width as no figure of its own."""
+    from sim import compare
+
+    beside, _ = ctas
+    rows = {r["figure"]: r for r in compare.differences(beside, beside, every=True)}
+    assert rows["extra.tpm_alone"]["beyond_noise"] is False and rows["tpm"]["beyond_noise"] is False
+    assert "extra.tpm_alone_half_width" not in rows
