@@ -87,9 +87,9 @@ class System:
         """Tell the memory system how the running code misses the last-level cache; it owns the
         stall time the cores see and updates it as bandwidth utilisation changes. `tenant`: whose code
         (omit: the workload the instance serves now, Instance.serve). Where a background job runs beside
-        a workload, the cores see their miss rates weighed by the instructions each one's sessions ran
-        over the last interval, updated every memory INTERVAL: a mean field, as a core's strands share
-        one stall in the repairman model (sim/hardware/cpu.py)."""
+        a workload, the cores see their miss rates weighed by the strand-seconds each one's sessions held
+        over the last interval (as the instructions they ran: Instance.Held), updated every memory INTERVAL:
+        a mean field, as a core's strands share one stall in the repairman model (sim/hardware/cpu.py)."""
         tenant = self.instance.tenant if tenant is None else tenant
         self._misses[tenant] = misses_per_instruction
         if len(self._misses) == 1:
@@ -101,11 +101,12 @@ class System:
         self.memory.set_misses_per_instruction(self._blend())
 
     def _blend(self) -> float:
-        """The misses per instruction of the workloads' code, weighed by what each ran since the last blend
-        (the last weights where nothing ran)."""
-        counts = self.instance.instructions_by
+        """The misses per instruction of the workloads' code, weighed by the seconds each one's bursts held strands
+        since the last blend (the last weights where nothing ran)."""
+        held = self.instance.held_by
+        counts = {t: held[t].seconds() for t in held}
         ran = {t: counts.get(t, 0.0) - self._counted.get(t, 0.0) for t in self._misses}
-        self._counted = dict(counts)
+        self._counted = counts
         total = sum(ran.values())
         if total > 0.0:
             self._weights = {t: n / total for t, n in ran.items()}

@@ -146,14 +146,33 @@ def check_all_cached_sga(spec: DatabaseSpec, database_bytes: float, what: str, s
         "32-bit Oracle can map: give database.db_cache, or use oracle_bits: 64")
 
 
-def _counting(run, counts: dict, seconds: dict, tenant: str):
-    """A session's cpu() that counts what it runs in counts[tenant], and the strand-seconds it took in
+class Held:
+    """One workload's CPU bursts in flight (on a strand, or queued for one) and the seconds they have held summed
+    since the start: what weighs its code's miss rate beside another's (sim/system.py _blend). A core's strands
+    retire instructions at one rate, so the seconds held go as the instructions run: counted as they run, where a
+    burst's instructions counted when it starts put a compressor's 0.5-s burst in one 20-ms interval."""
+
+    def __init__(self, env):
+        self.env, self.bursts, self._seconds, self._since = env, 0, 0.0, env.now
+
+    def add(self, change: int) -> None:
+        now = self.env.now
+        self._seconds += self.bursts * (now - self._since)
+        self._since, self.bursts = now, self.bursts + change
+
+    def seconds(self) -> float:
+        return self._seconds + self.bursts * (self.env.now - self._since)
+
+
+def _counting(run, held: Held, seconds: dict, tenant: str):
+    """A session's cpu() that counts its bursts in flight in `held`, and the strand-seconds each took in
     seconds[tenant] (the burst's event gives them)."""
     def took(ev):
         seconds[tenant] += ev.value
+        held.add(-1)
 
     def cpu(instructions: float, sys_share: float = 0.0):
-        counts[tenant] += instructions
+        held.add(+1)
         ev = run(instructions, sys_share)
         ev.callbacks.append(took)
         return ev
@@ -175,10 +194,10 @@ class Instance:
         self.cf_enqueue = simpy.Resource(env, 1)   # the CF enqueue: one control-file transaction at a time
         self.px = px.PxPool(env, dispatcher, spec.parallel, self.cpu_count)
         self.sessions: list[Session] = []
-        # of several workloads (a background job beside one), whose sessions new_session() makes now, and the
-        # instructions each one's sessions have run (serve); None: one workload, nothing counted
+        # of several workloads (a background job beside one), whose sessions new_session() makes now, and each
+        # one's sessions' bursts in flight (serve); None: one workload, nothing counted
         self.tenant: str | None = None
-        self.instructions_by: dict[str, float] = {}
+        self.held_by: dict[str, Held] = {}
         self.cpu_by: dict[str, float] = {}   # strand-seconds of each one's sessions since the last reset (db_cpu)
         self._databases: dict[str | None, float] = {}   # attach_database's, by workload: one buffer cache holds all
         # datafiles through the OS's file system, and DBWR, when the data is not all cached
@@ -226,11 +245,11 @@ class Instance:
             self.env.process(ck.pace(self.env, finished, set_dirty))
 
     def serve(self, tenant: str) -> None:
-        """Sessions made from now work for workload `tenant`, and count the instructions they run in
-        instructions_by[tenant]: where several workloads share the instance, what weighs their code's miss rates
-        (sim/system.py set_memory_behaviour)."""
+        """Sessions made from now work for workload `tenant`, and count their bursts in flight in held_by[tenant]:
+        where several workloads share the instance, what weighs their code's miss rates (sim/system.py
+        set_memory_behaviour)."""
         self.tenant = tenant
-        self.instructions_by.setdefault(tenant, 0.0)
+        self.held_by.setdefault(tenant, Held(self.env))
         self.cpu_by.setdefault(tenant, 0.0)
 
     def db_cpu(self, tenant: str | None) -> float:
@@ -244,7 +263,7 @@ class Instance:
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))
         if self.tenant is not None:
-            s.cpu = _counting(self.dispatcher.run, self.instructions_by, self.cpu_by, self.tenant)
+            s.cpu = _counting(self.dispatcher.run, self.held_by[self.tenant], self.cpu_by, self.tenant)
         self.sessions.append(s)
         if self.vm is not None:
             self.vm.add_processes("oracle_server", 1, self.spec.server_memory, self.spec.server_working_set)
