@@ -4,8 +4,6 @@ response times, and how long it takes on a busy system."""
 from __future__ import annotations
 
 import copy
-
-
 import dataclasses
 
 import pytest
