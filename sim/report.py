@@ -79,13 +79,19 @@ def _interval(r) -> bool:
     return r.tpm_half_width is not None and math.isfinite(r.tpm_half_width)
 
 
+PHASES_WIDE = 0.1   # an interval beside a job wider than this share of the TPM: its batches differ by phase
+
+
 def _short_of_target(r) -> str:
     """Say so when a steady run stopped at run.max_time with its interval wider than its target: the
     figure is then as precise as the printed interval, not as the target asked (and a run of a
-    DBWR-bound system varies from seed to seed by more: `oltpsim reproduce --seeds`)."""
+    DBWR-bound system varies from seed to seed by more: `oltpsim reproduce --seeds`). Beside a
+    background job the window ends with the job: say why its interval is wide, where it is."""
     target = r.inputs.get("run.target_half_width")
-    if "background" in r.extra:   # the window beside a job is the job's, whatever the interval
-        return ""
+    if "background" in r.extra:   # the window beside a job ends with the job, whatever the interval
+        wide = r.tpm and _interval(r) and r.tpm_half_width / r.tpm > PHASES_WIDE
+        return ("   [wide: the batch means beside the job differ phase to phase (run.interval's timeline shows them); "
+                "runs replicated give the spread of the mean]" if wide else "")
     if not target or not r.tpm or r.tpm_half_width is None or r.tpm_half_width / r.tpm <= target:
         return ""
     if not math.isfinite(r.tpm_half_width):   # one batch: no spread to estimate an interval from

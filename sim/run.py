@@ -291,8 +291,8 @@ def _beside(system: System, workload, result: Result, progress, timeline, alone:
     """Start the scenario's background job now and measure the workload beside it, in batches from now, to the job's
     end (a guard of 30 days, as a batch job's: run.max_time capped the window alone): the workload's figures are
     this window's, the job's elapsed time is result.elapsed and its own figures result.extra['background']; the
-    figures `alone` go to result.extra. The counters are reset first, so that every resource figure (CPU, devices, waits)
-    is the window's too."""
+    figures `alone` go to result.extra. The counters are reset first, so that every resource figure (CPU, devices,
+    waits) is the window's too."""
     env = system.env
     if timeline is not None:
         timeline.close()   # (up to the reset: the window alone's last interval)
@@ -300,8 +300,9 @@ def _beside(system: System, workload, result: Result, progress, timeline, alone:
     workload.reset_stats()
     if timeline is not None:
         timeline.rebase()
-    result.extra.update(alone)   # (an outcome short of the job's end keeps them too)
     name = system.scenario.spec.background.workload
+    # (an outcome short of the job's end keeps them too: the job started, and when, and the figures alone)
+    result.extra.update(alone, background={"workload": name, "started_s": alone["alone_measured_s"]})
     system.instance.serve(name)
     batch = workloads.get(name).Workload(system, system.scenario.background)
     batch.start()
@@ -324,8 +325,7 @@ def _beside(system: System, workload, result: Result, progress, timeline, alone:
     # (no response time law: queues fill as the job starts and drain as it ends, by design, not for want of warm-up)
     _steady_figures(system, workload, result, window, law=False)
     result.elapsed = window.span()
-    result.extra["background"] = {"workload": name, "started_s": alone["alone_measured_s"],
-                                  **batch.report(window.span())}
+    result.extra["background"].update(batch.report(window.span()))
     if alone["tpm_alone"]:
         result.extra["tpm_change_pct"] = 100.0 * (result.tpm / alone["tpm_alone"] - 1.0)
 

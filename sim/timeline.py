@@ -25,6 +25,7 @@ class Timeline:
     def __init__(self, system, workload, interval: float):
         self.system, self.workload, self.interval = system, workload, interval
         self.rows: list[dict] = []
+        self._beside = False   # (rebase: a background job runs)
         self._callbacks = (self._tick,)
         self._wake = None
 
@@ -43,7 +44,11 @@ class Timeline:
 
     def rebase(self) -> None:
         """Intervals from now, still timed from the measured start: the counters have just been reset mid-run (a
-        background job starts; close() first, before the reset, for the part interval up to it)."""
+        background job starts; close() first, before the reset, for the part interval up to it). Every row says
+        from now on whether it is beside the job (beside_job)."""
+        for row in self.rows:
+            row["beside_job"] = False
+        self._beside = True
         self._wake.callbacks = ()
         self._from = self.system.env.now
         self._last = self._reading()
@@ -79,7 +84,8 @@ class Timeline:
         span = now["t"] - last["t"]
         strands = self.system.cpu.cpu_count * span
         busy, sys = now["busy"] - last["busy"], now["sys"] - last["sys"]
-        row = {"time_s": now["t"] - self.t0, "span_s": span, "warmup": False}
+        row = {"time_s": now["t"] - self.t0, "span_s": span, "warmup": False,
+               **({"beside_job": True} if self._beside else {})}
         if self.workload.kind == "steady":   # completions in the unit of the run's TPM, per minute
             row["tpm"] = 60.0 * (now["done"] - last["done"]) / span
         else:

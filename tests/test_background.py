@@ -90,6 +90,7 @@ def test_the_timeline_runs_on_through_the_job(ctas):
     assert started in ends   # an interval ends at the job's start
     assert ends[-1] == pytest.approx(started + beside.elapsed)
     during = [r for r in rows if r["time_s"] > started]
+    assert [r["beside_job"] for r in beside.timeline] == [r["time_s"] > started for r in beside.timeline]
     assert sum(r["span_s"] for r in during) == pytest.approx(beside.elapsed)
     assert sum(r["tpm"] * r["span_s"] for r in during) / beside.elapsed == pytest.approx(beside.tpm, rel=1e-9)
 
@@ -101,6 +102,9 @@ def test_a_job_whose_servers_do_not_fit_runs_out_of_memory_when_it_starts_them()
     assert r.status == "out_of_memory"
     assert "oracle server" in r.message and r.extra["memory"]["overcommit_mb"] > 0
     assert r.tpm is None
+    # the job started, and when (the run's record says so), and the figures alone stay
+    assert r.extra["background"] == {"workload": "ctas", "started_s": r.extra["alone_measured_s"]}
+    assert r.extra["tpm_alone"] > 0
 
 
 def test_same_seed_same_run():
@@ -119,6 +123,8 @@ def test_the_report_says_what_the_job_did(ctas):
     assert "mean alone" in text and "Parallel: DOP 128" in text
     assert "background.workload ctas" in text and "background.params.table_size 512 MB" in text
     assert "not the 1% target" not in text   # (the window beside the job ends with it, not at a precision)
+    # its interval spans the spawning phase and the scan's (measured ± 36% of the TPM): said to be the phases'
+    assert beside.tpm_half_width > report.PHASES_WIDE * beside.tpm and "differ phase to phase" in text
 
 
 # ------------------------------------------------------------ the code's miss rate of two workloads
