@@ -15,7 +15,7 @@ import re
 import os
 import statistics
 from concurrent.futures import BrokenExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any

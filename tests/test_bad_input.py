@@ -24,7 +24,7 @@ from sim import experiments as ex
 from sim import scenario as scenario_mod
 from sim.scenario import ScenarioSpec
 from sim.config import ConfigError, OltpsimError, Source, build, declared, parse_scalar
-from sim.hardware.profile import HardwareProfile, _builtin_dir, load_profile, profile_names
+from sim.hardware.profile import HardwareProfile, _builtin_dir, profile_names
 from sim.system import System
 
 DELETE = object()          # the mutation "delete this key"

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor
-from types import SimpleNamespace
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-import pytest
 
 from sim.randomness import Draws, rng_stream
 

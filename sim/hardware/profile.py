@@ -8,7 +8,6 @@ caches, memory (size, latency, bandwidth, NUMA), swap and storage devices. Value
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 from dataclasses import dataclass
 from importlib import resources

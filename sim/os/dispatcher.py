@@ -14,10 +14,9 @@ the burst spent in the kernel.
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappush
 
 import simpy
-from simpy.events import NORMAL, Event
+from simpy.events import Event
 
 from sim.hardware.cpu import Cpu
 
