@@ -149,8 +149,10 @@ def check_all_cached_sga(spec: DatabaseSpec, database_bytes: float, what: str, s
 class Held:
     """One workload's CPU bursts in flight (on a strand, or queued for one) and the seconds they have held summed
     since the start: what weighs its code's miss rate beside another's (sim/system.py _blend). A core's strands
-    retire instructions at one rate, so the seconds held go as the instructions run: counted as they run, where a
-    burst's instructions counted when it starts put a compressor's 0.5-s burst in one 20-ms interval."""
+    retire instructions at one rate, so the seconds on strands go as the instructions run, counted as they run (a
+    burst's instructions counted when it starts had put a compressor's 0.5-s burst in one 20-ms interval). Those
+    queued count as held too: the two workloads wait in one run queue, in turn, so their shares stay about as
+    those running."""
 
     def __init__(self, env):
         self.env, self.bursts, self._seconds, self._since = env, 0, 0.0, env.now
