@@ -308,8 +308,9 @@ def _beside(system: System, workload, result: Result, progress, timeline, alone:
     batch.start()
     window = _Window(system, workload)
     done, exhausted, cap = batch.done, system.vm.exhausted, BATCH_MAX_TIME   # (run.max_time capped the alone window)
-    while not done.triggered and window.span() < cap:
-        end = min(window.next_end(), window.start + cap)
+    stop = window.start + cap   # (an instant: now - start may fall a rounding short of cap there, and the loop spin)
+    while not done.triggered and env.now < stop:
+        end = min(window.next_end(), stop)
         env.run(until=simpy.AnyOf(env, [done, exhausted, env.timeout(max(0.0, end - env.now))]))
         if exhausted.triggered:   # the job's processes (PX servers, channels, sessions) past RAM + swap
             _out_of_memory(system, result, timeline)
