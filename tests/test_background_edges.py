@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import pytest
 
@@ -109,6 +110,22 @@ def test_the_window_beside_the_job_is_in_its_whole_batches(calibrate):
     assert r.extra["batch_s"] == 0.125
     assert r.extra["batches"] == math.floor(r.elapsed / 0.125)
     assert math.isfinite(r.tpm_half_width)
+
+
+def test_a_window_takes_each_batchs_own_completions_and_response_times():
+    """Batch by batch (1/8 s each, from the window's start), what completed and the responses summed in that batch
+    alone: 8 completions (64 tx/s), then 4 (32 tx/s); 2 s of response over 8, then 6 s over 4."""
+    system = System(_load(TPCC))
+    tally = SimpleNamespace(total=0.0, n=0)
+    workload = SimpleNamespace(completed=0, response={"a": tally})
+    window = sim.run._Window(system, workload)
+    assert window.next_end() == 0.125
+    workload.completed, tally.total, tally.n = 8, 2.0, 8
+    window.add()
+    workload.completed, tally.total, tally.n = 12, 8.0, 12
+    window.add()
+    assert window.next_end() == 0.375 and window.batches.kept == [64.0, 32.0]
+    assert window.responses["a"].num.kept == [2.0, 6.0] and window.responses["a"].den.kept == [8, 4]
 
 
 def test_the_report_of_a_job_beside_the_workload(calibrate):
