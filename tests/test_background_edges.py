@@ -343,3 +343,15 @@ def test_background_is_a_section_of_the_scenario():
     with pytest.raises(ConfigError) as exc:
         _load({**TPCC, "background": "rman"})
     assert exc.value.path == "background" and "e.g. background.workload=rman" in str(exc.value)
+
+
+def test_a_jobs_size_past_its_device_says_whether_it_was_the_default():
+    """The job's checks read its own parameters: CALIBRATE_IO's default 1 TB is past the 438-GB array and the
+    message says it was the default; CTAS's table_size given as 2 TB was not (tpcc's parameters say nothing of it)."""
+    with pytest.raises(ConfigError) as exc:
+        _load({**TPCC, "background.workload": "calibrate_io"})
+    assert exc.value.path == "background.params.database_size"
+    assert str(exc.value).endswith("(the default: give a smaller database_size)")
+    with pytest.raises(ConfigError) as exc:
+        _load({**TPCC, "background.workload": "ctas", "background.params.table_size": "2 TB"})
+    assert exc.value.path == "background.params.table_size" and "the default" not in str(exc.value)
