@@ -18,10 +18,10 @@ from sim.run import run
 from sim.system import System
 from sim.timeline import plot
 
-# 4 users that never think, in batches of 1/8 s (exact in binary): the window alone ends at 1.25 s, a quarter into
-# the 1-s timeline's second interval; CALIBRATE_IO then runs its load levels of 0.3 s each beside them (~1.5 s)
+# 4 users that never think, in batches of 1/8 s (exact in binary): the window alone ends at 1.25 s, half into the
+# 0.5-s timeline's third interval; CALIBRATE_IO then runs its load levels of 0.3 s each beside them (~1.1 s)
 TPCC = {"users": "4", "think_time": "0 s", "keying_time": "0 s", "run.max_time": "1.25 s", "run.batch": "0.125 s",
-        "run.interval": "1 s"}
+        "run.interval": "0.5 s"}
 CALIBRATE = {"background.workload": "calibrate_io", "background.params.database_size": "10 GB",
              "background.params.level_time": "0.3 s", "background.params.num_physical_disks": 4}
 
@@ -68,13 +68,13 @@ def test_the_figures_alone_are_the_plain_runs(plain, calibrate):
 
 def test_the_timeline_closes_an_interval_at_the_jobs_start_and_counts_the_next_from_there(calibrate):
     """The window alone ends at 1.25 s, mid-interval: a part row ends there (closed before the counters reset),
-    and the rows beside the job end 1 s, 2 s ... after it (not on the run's 1-s grid), the last at the job's end."""
+    and the rows beside the job end 0.5 s, 1 s ... after it (not on the run's 0.5-s grid), the last at the job's
+    end."""
     r = calibrate[0]
     ends = [row["time_s"] for row in r.timeline if not row["warmup"]]
-    end = 1.25 + r.elapsed
-    assert r.elapsed > 1.0   # (so that one whole interval beside the job ends before it)
-    whole = [1.25 + k for k in range(1, math.ceil(r.elapsed))]
-    assert ends == pytest.approx([1.0, 1.25, *whole, end])
+    assert r.elapsed > 1.0   # (so that two whole intervals beside the job end before it)
+    whole = [1.25 + 0.5 * k for k in range(1, math.ceil(r.elapsed / 0.5))]
+    assert ends == pytest.approx([0.5, 1.0, 1.25, *whole, 1.25 + r.elapsed])
 
 
 def test_the_resource_figures_are_the_window_beside_the_jobs(calibrate):
