@@ -97,10 +97,11 @@ def test_progress_runs_to_half_alone_and_to_one_with_the_job(calibrate):
 
 def test_each_workloads_sessions_count_their_own_instructions(calibrate):
     """The workload's sessions, made before the job, count under tpcc; the job's under calibrate_io: the
-    weights of their miss rates."""
+    weights of their miss rates (the seconds their bursts held strands) and their DB CPU."""
     _r, system, _p = calibrate
-    counts = system.instance.instructions_by
-    assert set(counts) == {"tpcc", "calibrate_io"} and counts["tpcc"] > 0 and counts["calibrate_io"] > 0
+    held, cpu = system.instance.held_by, system.instance.cpu_by
+    assert set(held) == set(cpu) == {"tpcc", "calibrate_io"}
+    assert held["tpcc"].seconds() > 0 and held["calibrate_io"].seconds() > 0 and min(cpu.values()) > 0
 
 
 def test_the_window_beside_the_job_is_in_its_whole_batches(calibrate):
@@ -134,7 +135,7 @@ def test_the_report_of_a_job_beside_the_workload(calibrate):
     r = calibrate[0]
     text = report.full(r)
     assert "CALIBRATE_IO load levels" in text
-    assert "(its first 1.25 s measured, before the job started)" in text
+    assert "(its first 1.25 s measured, before the job started" in text
     head = next(line for line in text.splitlines() if line.startswith("transaction"))
     assert head.split()[:4] == ["transaction", "count", "mean", "±"] and "mean alone" in head
     for t, ms in r.extra["response_alone_ms"].items():
@@ -203,6 +204,14 @@ def test_a_job_out_of_memory_leaves_none_of_the_window_alones_figures():
 # ------------------------------------------------------------ the code's miss rate of two workloads
 
 
+def _busy(system, session, until: float) -> None:
+    """A process keeping one short burst of `session`'s always in flight until `until`."""
+    def bursts():
+        while system.env.now < until:
+            yield session.cpu(1e4)
+    system.env.process(bursts())
+
+
 def test_the_first_blend_weighs_what_ran_before_the_second_workload():
     """A job that starts after the workload ran alone: until the first interval ends, the cores see the
     workload's own miss rate (all that ran so far was its), not a blend of nothing."""
@@ -210,7 +219,8 @@ def test_the_first_blend_weighs_what_ran_before_the_second_workload():
     inst = system.instance
     inst.serve("a")
     system.set_memory_behaviour(0.010)
-    inst.instructions_by["a"] += 5e6
+    inst.new_session().cpu(5e6)
+    system.env.run()
     inst.serve("b")
     system.set_memory_behaviour(0.030)
     assert system.memory.mpi == pytest.approx(0.010)
@@ -218,14 +228,15 @@ def test_the_first_blend_weighs_what_ran_before_the_second_workload():
 
 def test_a_workload_changes_its_own_miss_rate_whoever_the_instance_serves():
     """rman's compressors change rman's rate, named, while the instance serves the job: the other workload's
-    rate stays; halves ran: (0.050 + 0.030) / 2."""
+    rate stays; a burst of each always in flight, halves: (0.050 + 0.030) / 2."""
     system = System(_load(TPCC))
     inst = system.instance
     inst.serve("a")
     system.set_memory_behaviour(0.010)
+    _busy(system, inst.new_session(), 2 * INTERVAL)
     inst.serve("b")
     system.set_memory_behaviour(0.030)
-    inst.instructions_by.update(a=1e6, b=1e6)
+    _busy(system, inst.new_session(), 2 * INTERVAL)
     system.env.run(until=1.5 * INTERVAL)
     assert system.memory.mpi == pytest.approx(0.020)
     inst.serve("c")
@@ -235,23 +246,24 @@ def test_a_workload_changes_its_own_miss_rate_whoever_the_instance_serves():
 
 def test_the_blend_is_once_an_interval_however_often_a_rate_changes():
     """A rate set again mid-interval blends then, but starts no second clock: the next blend is at the next
-    interval's end, over what ran since (3:1 -> 0.015), and none half an interval later."""
+    interval's end, over what ran since (3:1 -> 0.015), and none half an interval later (b alone since)."""
     system = System(_load(TPCC))
     inst = system.instance
     inst.serve("a")
     system.set_memory_behaviour(0.010)
+    for _ in range(3):   # three bursts of a's in flight to the first interval's end, one of b's to the second's
+        _busy(system, inst.new_session(), INTERVAL)
     inst.serve("b")
     system.set_memory_behaviour(0.030)
+    _busy(system, inst.new_session(), 2 * INTERVAL)
     system.env.run(until=0.5 * INTERVAL)
     system.set_memory_behaviour(0.030, "b")
-    inst.instructions_by.update(a=3e6, b=1e6)
     system.env.run(until=1.2 * INTERVAL)
     assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.030) / 4)
-    inst.instructions_by.update(b=5e6)   # b ran 4e6 more: only the blend at 2 intervals sees it
-    system.env.run(until=1.7 * INTERVAL)
+    system.env.run(until=1.7 * INTERVAL)   # (b alone since the first interval's end: only the blend at two sees it)
     assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.030) / 4)
     system.env.run(until=2.2 * INTERVAL)
-    assert system.memory.mpi == pytest.approx(0.030)
+    assert system.memory.mpi == pytest.approx(0.030, rel=1e-3)   # (a's last bursts ran a few us past the first)
 
 
 def test_a_counted_session_runs_its_sys_share_and_keeps_its_count_across_serves():
@@ -265,9 +277,11 @@ def test_a_counted_session_runs_its_sys_share_and_keeps_its_count_across_serves(
     system.env.run()
     busy, sys = system.cpu.strand_time()
     assert busy > 0 and sys == pytest.approx(0.25 * busy)
+    held = inst.held_by["a"]
     inst.serve("b")
     inst.serve("a")
-    assert inst.instructions_by == {"a": 2e6, "b": 0.0}
+    assert inst.held_by["a"] is held and held.seconds() == pytest.approx(busy) == inst.db_cpu("a")
+    assert inst.held_by["b"].seconds() == 0.0
 
 
 def test_the_buffer_cache_holds_both_workloads_databases():
