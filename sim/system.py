@@ -8,7 +8,7 @@ from sim.db.instance import Instance, data_device, redo_device
 from sim.engine import Environment
 from sim.hardware.cpu import Cpu
 from sim.hardware.flash import FlashArray
-from sim.hardware.memory import INTERVAL as MEMORY_INTERVAL, MemorySystem
+from sim.hardware.memory import MemorySystem
 from sim.hardware.storage import Controller, Disk, Volume
 from sim.os.dispatcher import Dispatcher
 from sim.os.filesystem import PATHS, FileSystem, LogFile
@@ -65,7 +65,7 @@ class System:
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
         # the workloads' code's miss rates, and what weighs them (set_memory_behaviour)
         self._misses: dict[str | None, float] = {}
-        self._counted: dict[str, float] | None = None
+        self._counted: dict[str, float] = {}
         self._weights: dict[str | None, float] = {}
 
     def admit(self) -> tuple[str, str] | None:
@@ -95,9 +95,9 @@ class System:
         if len(self._misses) == 1:
             self.memory.set_misses_per_instruction(misses_per_instruction)
             return
-        if self._counted is None:   # a second workload's code: weigh them from now on (first by all they ran so far)
+        if self.memory.blend is None:   # a second workload's code: weigh them from now on (first by all they ran so far)
             self._counted = {}
-            self.env.process(self._blending())
+            self.memory.blend = self._blend   # (asked every INTERVAL by the memory's own loop, which stops at the end)
         self.memory.set_misses_per_instruction(self._blend())
 
     def _blend(self) -> float:
@@ -111,11 +111,6 @@ class System:
         if total > 0.0:
             self._weights = {t: n / total for t, n in ran.items()}
         return sum(m * self._weights.get(t, 0.0) for t, m in self._misses.items())
-
-    def _blending(self):
-        while True:
-            yield self.env.timeout(MEMORY_INTERVAL)
-            self.memory.set_misses_per_instruction(self._blend())
 
     def single_strand_rate(self) -> float:
         """Instructions per second of one strand running alone on its core (set the memory

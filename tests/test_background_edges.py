@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -369,3 +370,21 @@ def test_a_jobs_size_past_its_device_says_whether_it_was_the_default():
     with pytest.raises(ConfigError) as exc:
         _load({**TPCC, "background.workload": "ctas", "background.params.table_size": "2 TB"})
     assert exc.value.path == "background.params.table_size" and "the default" not in str(exc.value)
+
+
+def test_the_blend_stops_with_the_memory_loop_when_nothing_else_will_happen():
+    """The blend is asked by the memory's own loop, which stops once nothing else is scheduled (a batch job driven
+    by env.run() to its end): a second clock of its own had kept the run going forever."""
+    system = System(_load(TPCC))
+    inst = system.instance
+    inst.serve("a")
+    system.set_memory_behaviour(0.010)
+    inst.new_session().cpu(1e6)
+    inst.serve("b")
+    system.set_memory_behaviour(0.030)
+    inst.new_session().cpu(1e6)
+    runs = threading.Thread(target=system.env.run, daemon=True)   # (to its end: a hang is a failure, not a stuck suite)
+    runs.start()
+    runs.join(timeout=20.0)
+    assert not runs.is_alive() and system.env.peek() == float("inf")
+    assert system.memory.mpi == pytest.approx(0.020)   # (their last interval: a burst of each, as long)

@@ -53,6 +53,7 @@ class MemorySystem:
         self.bytes_per_miss = spec.line_size * (1.0 + WRITEBACK_SHARE)
         self.service = self.bytes_per_miss / (self.bandwidth / self.controllers)
         self.mpi = 0.0
+        self.blend = None   # or a callable: the running code's misses per instruction, asked every INTERVAL (System's)
         self.latency = self.unloaded
         self._running = False
         self._last_instructions = 0.0
@@ -118,7 +119,10 @@ class MemorySystem:
             self.span += INTERVAL
             target = self.loaded_latency(rate, self.latency)
             new = self.latency + _DAMPING * (target - self.latency)
-            if abs(new - self.latency) > 1e-3 * self.latency:
+            if self.blend is not None:   # the running code's miss rate for the next interval, with its stall
+                self.mpi = self.blend()
+                self._apply(new)
+            elif abs(new - self.latency) > 1e-3 * self.latency:
                 self._apply(new)
             if env.peek() == float("inf"):
                 # Nothing else will ever happen: stop, so that a run to exhaustion (a batch job
