@@ -224,7 +224,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     _refuse_unused_run_keys(data, spec, module, profile, src)
     _refuse_a_batch_past_the_cap(data, spec, module, src)
     _refuse_unused_datafile_keys(data, spec, src)
-    _refuse_unused_redo_log_keys(data, spec, uses(jobs), src)
+    _refuse_unused_redo_log_keys(data, spec, _uses(jobs), src)
     _refuse_the_other_kernels_footprint(data, spec, profile, src)
     _refuse_a_remote_latency_on_one_socket(data, profile, src)
     check_devices(spec.database, profile.storage.device_names(), src)
@@ -256,7 +256,7 @@ def _workload_params(module: Any, spec: ScenarioSpec, src: Source) -> Any:
         raise
 
 
-def uses(jobs: list) -> tuple[str, ...]:
+def _uses(jobs: list) -> tuple[str, ...]:
     """The parts of the instance that the scenario's workloads drive (INSTANCE_PARTS), each once."""
     return tuple(dict.fromkeys(part for _spec, module, _params, _src in jobs for part in module.USES))
 
