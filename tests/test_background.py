@@ -446,3 +446,14 @@ def test_compare_judges_the_throughput_alone_by_its_interval(ctas):
     rows = {r["figure"]: r for r in compare.differences(beside, beside, every=True)}
     assert rows["extra.tpm_alone"]["beyond_noise"] is False and rows["tpm"]["beyond_noise"] is False
     assert "extra.tpm_alone_half_width" not in rows
+
+
+def test_sqlldrs_input_file_too_large_names_the_key_that_moves_it_under_background():
+    """SQL*Loader's input file past its device (the first device other than the table's, the T5220's internal
+    drives) says which key places it elsewhere: beside a workload that key is background.params.input_device, where
+    the refusal is blamed; a bare params.input_device would be the workload's, which tpcc refuses as unknown."""
+    with pytest.raises(ConfigError) as exc:
+        _load({**TPCC, "background.workload": "sqlldr", "background.params.data_size": "50 TB"})
+    assert exc.value.path == "background.params.data_size"
+    assert "(the first device other than the table's: background.params.input_device places it on another)" in \
+        str(exc.value)

@@ -111,8 +111,9 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
                    f"that holds both the input file and the table loaded from it ({format_quantity(2 * size, 'size')}"
                    "; the table is as large as its input: each input byte is written to it)", value=size)
         return
-    chosen = "" if params.input_device is not None else " (the first device other than the table's: params.input_device " \
-                                                           "places it on another)"
+    key = src.at("params").at("input_device").path   # (beside a workload: background.params.input_device)
+    chosen = "" if params.input_device is not None else f" (the first device other than the table's: {key} places " \
+                                                           "it on another)"
     check_fits(spec, profile, src, "data_size", size, input_device, f"that holds the input file{chosen}")
     check_fits(spec, profile, src, "data_size", size, table_device, "that holds the table loaded from it "
                "(as large as its input: each input byte is written to the table)")
