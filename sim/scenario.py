@@ -365,10 +365,12 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, jobs: list, src: Sou
                 raise src.at(key).bad(
                     value, f"no {key} for workload {name} with {at}.{idle[part]}: the setting would change "
                     f"nothing; leave it out, or change that parameter")
+            # (beside a job, both workloads' lists: `settings --workload tpcc` alone has no rman's control file)
+            listed = " and ".join(f"--workload {n}" for n in names) + (", together" if len(names) > 1 else "")
             raise src.at(key).bad(
                 value, f"no {key} for workload{'s' * (len(jobs) > 1)} {who}, {which}: the setting would change "
                 f"nothing (it acts only in {', '.join(others)}); leave it out. The {section} settings {who} "
-                f"read{'s' * (len(jobs) == 1)} (oltpsim settings --workload {names[0]}): {', '.join(accepted)}")
+                f"read{'s' * (len(jobs) == 1)} (oltpsim settings {listed}): {', '.join(accepted)}")
 
 
 # The run settings only a steady-state run reads (sim/run.py _run_steady): a batch job runs to its end or

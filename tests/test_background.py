@@ -457,3 +457,16 @@ def test_sqlldrs_input_file_too_large_names_the_key_that_moves_it_under_backgrou
     assert exc.value.path == "background.params.data_size"
     assert "(the first device other than the table's: background.params.input_device places it on another)" in \
         str(exc.value)
+
+
+def test_a_setting_neither_workload_reads_points_to_both_workloads_settings_lists():
+    """The refusal lists what tpcc and rman read together (rman's control file device among them), and points to
+    where to read it again: `oltpsim settings --workload tpcc` alone lists no control file device, so the command
+    named is each workload's, both lists together."""
+    with pytest.raises(ConfigError) as exc:
+        _load({**TPCC, **RMAN, "database.cpu_count": 8})
+    says = str(exc.value)
+    assert "The database settings tpcc and rman read (oltpsim settings --workload tpcc and --workload rman, " \
+           "together): " in says and "database.control_file_device" in says
+    res = CliRunner().invoke(cli.main, ["settings", "--workload", "tpcc"])
+    assert res.exit_code == 0 and "database.control_file_device" not in res.output

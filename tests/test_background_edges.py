@@ -350,7 +350,8 @@ def test_a_setting_neither_workload_reads_lists_what_both_read():
         _load({**TPCC, "background.workload": "rman", "background.params.channels": 2,
                "database.parallel.parallel_degree_policy": "auto"})
     says = str(exc.value)
-    assert "The database settings tpcc and rman read (oltpsim settings --workload tpcc): " in says
+    assert "The database settings tpcc and rman read (oltpsim settings --workload tpcc and --workload rman, " \
+           "together): " in says
     assert "database.lgwr_sys_share" in says and "database.control_file_device" in says
 
 
