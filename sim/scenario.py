@@ -203,7 +203,10 @@ def open_profile(name_or_path: str | Path, changes: dict | None = None, src: Sou
 def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     """Check a scenario mapping completely (profile, workload, params, devices) before running."""
     src = Source(source)
-    spec = build(ScenarioSpec, data, src)
+    try:
+        spec = build(ScenarioSpec, data, src)
+    except ConfigError as exc:
+        raise _misplaced(exc, data) from None
     try:
         profile = open_profile(spec.profile)
     except OltpsimError as exc:
@@ -253,7 +256,27 @@ def _workload_params(module: Any, spec: ScenarioSpec, src: Source) -> Any:
                 key in {f.name for f in dataclasses.fields(workloads.get(job).Params)}:
             raise ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a parameter of the background job "
                                                   f"{job}: background.params.{key}") from None
-        raise
+        raise _misplaced(exc, {}) from None
+
+
+def _misplaced(exc: ConfigError, data: dict) -> ConfigError:
+    """An unknown key one level off in a YAML says where it goes: a key of the top level indented under a section
+    (params.background), a job's parameter beside background.workload (background.table_size, not under params).
+    The keys listed as known there are the wrong section's, and name neither."""
+    under, _, key = exc.path.rpartition(".")
+    if not exc.problem.startswith("unknown key") or not under:
+        return exc
+    top = {f.name for f in dataclasses.fields(ScenarioSpec)}
+    bg = data.get("background")
+    job = bg.get("workload") if isinstance(bg, dict) else None
+    if key in top and under in top:
+        return ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a key of the scenario's top level, not of "
+                                               f"{under}: its indentation")
+    if under == "background" and job in workloads.names() and \
+            key in {f.name for f in dataclasses.fields(workloads.get(job).Params)}:
+        return ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a parameter of the background job {job}: "
+                                               f"background.params.{key}")
+    return exc
 
 
 def _uses(jobs: list) -> tuple[str, ...]:

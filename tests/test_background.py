@@ -470,3 +470,24 @@ def test_a_setting_neither_workload_reads_points_to_both_workloads_settings_list
            "together): " in says and "database.control_file_device" in says
     res = CliRunner().invoke(cli.main, ["settings", "--workload", "tpcc"])
     assert res.exit_code == 0 and "database.control_file_device" not in res.output
+
+
+@pytest.mark.parametrize("text, path, says", [
+    ("background:\n  workload: ctas\n  table_size: 1 GB\n", "background.table_size",
+     "; table_size is a parameter of the background job ctas: background.params.table_size"),
+    ("  background:\n    workload: ctas\n", "params.background",
+     "; background is a key of the scenario's top level, not of params: its indentation"),
+    ("run:\n  max_time: 2 s\n  background:\n    workload: ctas\n", "run.background",
+     "; background is a key of the scenario's top level, not of run: its indentation"),
+], ids=["job-param-beside-workload", "under-params", "under-run"])
+def test_a_background_key_in_the_wrong_place_says_where_it_goes(tmp_path, text, path, says):
+    """A YAML slip that puts a key one level off: the job's parameter beside background.workload (not under params),
+    or the background section indented under params or run. Each is an unknown key where it stands; the refusal
+    says where it goes, as a job's parameter among the workload's does (the known keys listed there are the wrong
+    section's, and name neither)."""
+    f = tmp_path / "s.yaml"
+    f.write_text("profile: t5220\nworkload: tpcc\nparams:\n  users: 8\n" + text)
+    with pytest.raises(ConfigError) as exc:
+        scenario.load(f)
+    assert exc.value.file == str(f) and exc.value.path == path
+    assert exc.value.problem.startswith("unknown key") and exc.value.problem.endswith(says)
