@@ -46,8 +46,9 @@ class Timeline:
         """Intervals from now, still timed from the measured start: the counters have just been reset mid-run (a
         background job starts; close() first, before the reset, for the part interval up to it). Every row says
         from now on whether it is beside the job (beside_job)."""
-        for row in self.rows:
-            row["beside_job"] = False
+        for row in self.rows:   # (next to warmup, as the rows beside the job have it: a flag of the row's window)
+            rest = {k: row.pop(k) for k in list(row) if k not in ("time_s", "span_s", "warmup")}
+            row.update({"beside_job": False, **rest})
         self._beside = True
         self._wake.callbacks = ()
         self._from = self.system.env.now

@@ -491,3 +491,13 @@ def test_a_background_key_in_the_wrong_place_says_where_it_goes(tmp_path, text, 
         scenario.load(f)
     assert exc.value.file == str(f) and exc.value.path == path
     assert exc.value.problem.startswith("unknown key") and exc.value.problem.endswith(says)
+
+
+def test_the_timeline_frames_beside_job_column_stands_beside_warmup(ctas):
+    """The rows alone learn they were not beside the job only when it starts (rebase), after their figures: the
+    column came after the waits of the window alone in timeline_frame(), among the wait events' columns; it is a
+    flag of the row's window, as warmup is, and stands next to it."""
+    beside, _ = ctas
+    frame = beside.timeline_frame()
+    assert list(frame.columns[:4]) == ["span_s", "warmup", "beside_job", "tpm"]
+    assert not frame["beside_job"].iloc[0] and frame["beside_job"].iloc[-1]
