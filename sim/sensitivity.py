@@ -284,6 +284,10 @@ def sensitivity(scenario: str | Path | dict, factors: list[str] | None = None, s
     """Each factor a step below and above its value; `factors` as --factor writes them (default: the machine's)."""
     if not 0 < step < 1:
         raise OltpsimError(f"--step {step:.4g}: expected a fraction between 0% and 100%, e.g. 10%")
+    if metric == "extra.tpm_change_pct":   # (its elasticity would be a % change of a %, its sign the base's)
+        raise OltpsimError(f"--metric {metric}: a change already (the throughput beside a background job against it "
+                           "alone, in %, signed): a % change of it means nothing; expected one of the levels it is "
+                           "made of, tpm (beside the job) or extra.tpm_alone, or the job's elapsed")
     raw, source = read_mapping(scenario, "sensitivity")
     data = apply_overrides(raw, overrides or {})
     sc = resolve(data, source)

@@ -501,3 +501,19 @@ def test_the_timeline_frames_beside_job_column_stands_beside_warmup(ctas):
     frame = beside.timeline_frame()
     assert list(frame.columns[:4]) == ["span_s", "warmup", "beside_job", "tpm"]
     assert not frame["beside_job"].iloc[0] and frame["beside_job"].iloc[-1]
+
+
+def test_sensitivity_refuses_the_change_beside_the_job_as_its_metric(tmp_path):
+    """extra.tpm_change_pct is a change already, signed: the rman run's -1.37% became -31.4% at one channel and
+    +99.1% at three, a % change of a %, and a negative base ended the runs with 'a run that completes some work
+    gives one'. It is refused before anything runs, pointing at the levels it is made of."""
+    from sim.config import OltpsimError
+    from sim.sensitivity import sensitivity
+
+    data = {"profile": "t5220", "workload": "tpcc", "params": {"users": 4},
+            "background": {"workload": "rman", "params": {"channels": 2}}}
+    with pytest.raises(OltpsimError) as exc:
+        sensitivity(data, ["background.params.channels"], metric="extra.tpm_change_pct", out=tmp_path / "s")
+    assert str(exc.value).startswith("--metric extra.tpm_change_pct: a change already (")
+    assert "tpm (beside the job) or extra.tpm_alone" in str(exc.value)
+    assert not (tmp_path / "s").exists()
