@@ -251,18 +251,14 @@ def _workload_params(module: Any, spec: ScenarioSpec, src: Source) -> Any:
     try:
         return build(module.Params, spec.params, src.at("params"))
     except ConfigError as exc:
-        job, key = spec.background.workload, exc.path.removeprefix("params.")
-        if job in workloads.names() and exc.problem.startswith("unknown key") and \
-                key in {f.name for f in dataclasses.fields(workloads.get(job).Params)}:
-            raise ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a parameter of the background job "
-                                                  f"{job}: background.params.{key}") from None
-        raise _misplaced(exc, {}) from None
+        raise _misplaced(exc, {"background": {"workload": spec.background.workload}}) from None
 
 
 def _misplaced(exc: ConfigError, data: dict) -> ConfigError:
     """An unknown key one level off in a YAML says where it goes: a key of the top level indented under a section
-    (params.background), a job's parameter beside background.workload (background.table_size, not under params).
-    The keys listed as known there are the wrong section's, and name neither."""
+    (params.background), a job's parameter beside background.workload (background.table_size, not under params) or
+    among the workload's (params.table_size). The keys listed as known there are the wrong section's, and name
+    neither."""
     under, _, key = exc.path.rpartition(".")
     if not exc.problem.startswith("unknown key") or not under:
         return exc
@@ -272,7 +268,7 @@ def _misplaced(exc: ConfigError, data: dict) -> ConfigError:
     if key in top and under in top:
         return ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a key of the scenario's top level, not of "
                                                f"{under}: its indentation")
-    if under == "background" and job in workloads.names() and \
+    if under in ("background", "params") and job in workloads.names() and \
             key in {f.name for f in dataclasses.fields(workloads.get(job).Params)}:
         return ConfigError(exc.file, exc.path, f"{exc.problem}; {key} is a parameter of the background job {job}: "
                                                f"background.params.{key}")
