@@ -89,7 +89,9 @@ class System:
         (omit: the workload the instance serves now, Instance.serve). Where a background job runs beside
         a workload, the cores see their miss rates weighed by the strand-seconds each one's sessions held
         over the last interval (as the instructions they ran: Instance.Held), updated every memory INTERVAL:
-        a mean field, as a core's strands share one stall in the repairman model (sim/hardware/cpu.py)."""
+        a mean field, as a core's strands share one stall in the repairman model (sim/hardware/cpu.py). The misses
+        in all are right (the memory's bandwidth and queueing); their stall is shared out evenly, so the code that
+        misses less (RMAN's compressors beside OLTP) lends the other some speed: left as it is, said in the README."""
         tenant = self.instance.tenant if tenant is None else tenant
         self._misses[tenant] = misses_per_instruction
         if len(self._misses) == 1:
