@@ -21,6 +21,7 @@ from scipy.special import gammainc, lambertw
 __all__ = [
     "repairman",
     "repairman_mva",
+    "repairman_classes",
     "mm1_response",
     "mm1_ps_response",
     "erlang_c",
@@ -109,6 +110,33 @@ def repairman_mva(n: int, think: float, service: float) -> float:
         x = m / (r + think)
         q = x * r
     return x
+
+
+def repairman_classes(counts, think, service) -> tuple[tuple[float, ...], float]:
+    """Exact repairman with several classes of source: (each class's throughput, the server's utilisation).
+
+    Class k has counts[k] sources that alternate a think of mean think[k] (a delay: no queue) with a visit of
+    mean service[k] to one processor-sharing server. A network of a PS and a delay station has a product-form
+    law whatever the classes' service times (BCMP), so exact multi-class Mean Value Analysis gives it: over every
+    population m up to `counts`, R_k(m) = service[k] (1 + Q(m - e_k)), X_k(m) = m_k / (R_k(m) + think[k]),
+    Q(m) = sum_k X_k(m) R_k(m). With one class it is `repairman_mva`; a PS server with equal service times is
+    the FCFS one of `repairman` (same throughput).
+    """
+    counts = tuple(_check_count(n, "counts") for n in counts)
+    if not (len(counts) == len(think) == len(service)):
+        raise ValueError(f"one think and one service time per class: {len(counts)} counts, {len(think)} thinks, "
+                         f"{len(service)} services")
+    times = [_check_times(z, d) for z, d in zip(think, service)]
+    k = len(counts)
+    q: dict[tuple[int, ...], float] = {(0,) * k: 0.0}
+    x = (0.0,) * k
+    for m in np.ndindex(*(n + 1 for n in counts)):   # in lexicographic order: every m - e_k comes before m
+        if not any(m):
+            continue
+        r = [d * (1.0 + q[m[:j] + (m[j] - 1,) + m[j + 1:]]) if m[j] else 0.0 for j, (_z, d) in enumerate(times)]
+        x = tuple(m[j] / (r[j] + z) if m[j] else 0.0 for j, (z, _d) in enumerate(times))
+        q[m] = sum(xj * rj for xj, rj in zip(x, r))
+    return x, sum(xj * d for xj, (_z, d) in zip(x, times))
 
 
 # --------------------------------------------------------------------------
