@@ -24,7 +24,8 @@ class System:
         self.seed = scenario.spec.run.seed
         self.env = env = Environment()
         # hardware
-        self.cpu = Cpu(env, profile.cpu)
+        # a batch job beside the workload runs its own code on the same strands: the cores tell the two apart
+        self.cpu = Cpu(env, profile.cpu, codes=2 if scenario.background is not None else 1)
         self.memory = MemorySystem(env, profile.memory, profile.cpu, self.cpu)
         self.devices: dict[str, object] = {}
         for name, group in profile.storage.disk_groups.items():
@@ -63,10 +64,6 @@ class System:
                                                      PATHS[os_spec.redo_filesystem], profile.memory.page_size, logs)}
         # database
         self.instance = Instance(env, self.dispatcher, devices, db, self.datafiles, self.vm)
-        # the workloads' code's miss rates, and what weighs them (set_memory_behaviour)
-        self._misses: dict[str | None, float] = {}
-        self._counted: dict[str, float] = {}
-        self._weights: dict[str | None, float] = {}
 
     def admit(self) -> tuple[str, str] | None:
         """The run's outcome as a real system would fail it: out of memory (the SGA and the processes so far
@@ -87,32 +84,10 @@ class System:
         """Tell the memory system how the running code misses the last-level cache; it owns the
         stall time the cores see and updates it as bandwidth utilisation changes. `tenant`: whose code
         (omit: the workload the instance serves now, Instance.serve). Where a background job runs beside
-        a workload, the cores see their miss rates weighed by the strand-seconds each one's sessions held
-        over the last interval (as the instructions they ran: Instance.Held), updated every memory INTERVAL:
-        a mean field, as a core's strands share one stall in the repairman model (sim/hardware/cpu.py). The misses
-        in all are right (the memory's bandwidth and queueing); their stall is shared out evenly, so the code that
-        misses less (RMAN's compressors beside OLTP) lends the other some speed: left as it is, said in the README."""
+        a workload, each one's sessions run their own code at its own miss rate on the shared strands
+        (sim/hardware/cpu.py MixedPipelineGroup), and the memory sees the misses of both."""
         tenant = self.instance.tenant if tenant is None else tenant
-        self._misses[tenant] = misses_per_instruction
-        if len(self._misses) == 1:
-            self.memory.set_misses_per_instruction(misses_per_instruction)
-            return
-        if self.memory.blend is None:   # a second workload's code: weigh them from now on (first by all they ran so far)
-            self._counted = {}
-            self.memory.blend = self._blend   # (asked every INTERVAL by the memory's own loop, which stops at the end)
-        self.memory.set_misses_per_instruction(self._blend())
-
-    def _blend(self) -> float:
-        """The misses per instruction of the workloads' code, weighed by the seconds each one's bursts held strands
-        since the last blend (the last weights where nothing ran)."""
-        held = self.instance.held_by
-        counts = {t: held[t].seconds() for t in held}
-        ran = {t: counts.get(t, 0.0) - self._counted.get(t, 0.0) for t in self._misses}
-        self._counted = counts
-        total = sum(ran.values())
-        if total > 0.0:
-            self._weights = {t: n / total for t, n in ran.items()}
-        return sum(m * self._weights.get(t, 0.0) for t, m in self._misses.items())
+        self.memory.set_misses_per_instruction(misses_per_instruction, self.instance.code(tenant))
 
     def single_strand_rate(self) -> float:
         """Instructions per second of one strand running alone on its core (set the memory

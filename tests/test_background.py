@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from sim import cli, report, scenario
 from sim.config import ConfigError
-from sim.hardware.memory import INTERVAL
 from sim.run import run
 from sim.system import System
 
@@ -72,9 +71,12 @@ def test_a_parallel_ctas_floods_the_array_and_every_commit_waits_behind_it(plain
 
 def test_rman_channels_share_the_pipelines_with_the_users(rman):
     """Two compressing channels beside 24 users: each shares a core's pipelines with the users' sessions, so the
-    backup takes longer than alone (measured 11.8 s -> 23.5 s); the array stays near idle."""
+    backup takes longer than alone, but not much (measured 11.8 s -> 13.2 s): the compressors stall on a quarter
+    as many misses per instruction as the users' code, so they are ready to issue more often and get more of the
+    pipeline (a mean field of the two codes' miss rates had them stall as the users: 22.1 s). The array stays
+    near idle."""
     beside, alone = rman
-    assert beside.elapsed > 1.4 * alone.elapsed
+    assert 1.05 * alone.elapsed < beside.elapsed < 1.3 * alone.elapsed
     assert beside.extra["background"]["channels_used"] == 2
     assert max(d["util_pct"] for d in beside.devices.values()) < 20.0
 
@@ -131,65 +133,50 @@ def test_the_report_says_what_the_job_did(ctas):
 # ------------------------------------------------------------ the code's miss rate of two workloads
 
 
-def _holding(system, session, bursts: int, instructions: float, until: float):
-    """A process keeping `bursts` of `instructions` each in flight on `session`'s behalf until `until`."""
-    def one():
-        while system.env.now < until:
-            yield session.cpu(instructions)
-    for _ in range(bursts):
-        system.env.process(one())
+def _two_codes():
+    """A server built for a workload and a job beside it: its cores tell the two codes apart."""
+    return System(_load({**TPCC, **CTAS}))
 
 
-def test_the_cores_see_the_workloads_miss_rates_weighed_by_what_each_ran():
-    """A mean field: the blended misses per instruction are each workload's weighed by the seconds its sessions'
-    bursts held strands over the last interval (a core's strands retire instructions at one rate: as the
-    instructions each ran). Three bursts of a's always in flight beside one of b's weigh 3:1 whatever the bursts'
-    lengths; an interval in which nothing ran keeps the last weights; a workload may change its own rate."""
-    system = System(_load(TPCC))
-    inst = system.instance
-    inst.serve("a")
-    system.set_memory_behaviour(0.010)
-    assert system.memory.mpi == 0.010   # one workload's: as it is
-    a = inst.new_session()
-    inst.serve("b")
-    system.set_memory_behaviour(0.030)
-    assert system.memory.mpi == 0.0     # nothing ran yet: no weights
-    b = inst.new_session()
-    _holding(system, a, 3, 1e5, 3 * INTERVAL)
-    _holding(system, b, 1, 4e7, 3 * INTERVAL)   # (long bursts: ~0.1 s each, several intervals)
-    system.env.run(until=2.5 * INTERVAL)
-    assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.030) / 4)
-    system.set_memory_behaviour(0.020, "b")     # a workload changes its own (rman's compressors)
-    assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.020) / 4)
-    system.env.run(until=20.5 * INTERVAL)       # b's last long burst ran on alone; then nothing: its weights kept
-    assert inst.held_by["a"].bursts == inst.held_by["b"].bursts == 0
-    assert system.memory.mpi == pytest.approx(0.020)
-
-
-def test_a_long_burst_weighs_in_every_interval_it_runs_not_only_the_first():
-    """RMAN compresses a 1-MB buffer in one burst of 290 M instructions, ~0.5 s on a T2 strand: counted when it
-    started, it weighed the job in one 20-ms interval and nothing in the next 24, so the job's miss rate had half
-    its share beside tpcc (3.2% of the weight for 6.6% of the instructions). One long burst of a's beside short
-    ones of b's, one of each in flight at a time, weigh 1:1 in every interval."""
-    system = System(_load(TPCC))
+def test_each_workloads_code_runs_at_its_own_miss_rate():
+    """Each workload's sessions run its own code: on idle cores a burst of n instructions takes n / (a strand's
+    rate at its own code's miss rate) s, whoever the instance serves when the rate is set or changed (rman's
+    compressors change rman's, named), and the memory counts each one's misses at its rate."""
+    system = _two_codes()
     inst = system.instance
     inst.serve("a")
     system.set_memory_behaviour(0.010)
     a = inst.new_session()
     inst.serve("b")
     system.set_memory_behaviour(0.030)
+    system.set_memory_behaviour(0.020, "b")
+    system.set_memory_behaviour(0.005, "a")   # (while serving b)
     b = inst.new_session()
-    a.cpu(2e8)   # (one burst, several intervals long)
-    _holding(system, b, 1, 1e5, 10 * INTERVAL)
-    for i in range(1, 5):
-        system.env.run(until=(i + 0.5) * INTERVAL)
-        assert inst.held_by["a"].bursts == 1 and system.memory.mpi == pytest.approx(0.020)
+    group = system.cpu.groups[0]
+    assert group.mpis == (0.005, 0.020) and system.memory.codes == [0.005, 0.020]
+    a.cpu(3e6)
+    b.cpu(1e6)
+    system.env.run()
+    alone = {code: group.table[group.strides[code]][0][code] for code in (0, 1)}   # one strand of the code busy
+    assert alone[0] > alone[1]
+    assert inst.db_cpu("a") == pytest.approx(3e6 / alone[0], rel=1e-9)
+    assert inst.db_cpu("b") == pytest.approx(1e6 / alone[1], rel=1e-9)
+    assert system.cpu.misses() == pytest.approx(3e6 * 0.005 + 1e6 * 0.020, rel=1e-9)
 
 
-def test_sessions_count_their_bursts_only_where_workloads_share_the_instance():
+def test_a_third_workload_is_refused_where_the_cores_tell_two_apart():
+    system = _two_codes()
+    system.instance.serve("a")
+    system.instance.serve("b")
+    system.instance.serve("a")   # (again: its own code still)
+    with pytest.raises(ValueError, match=r"serve\('c'\): the cores tell 2 workloads' code apart \(a, b\)"):
+        system.instance.serve("c")
+
+
+def test_sessions_count_their_cpu_only_where_workloads_share_the_instance():
     """One workload: a session's cpu() is the dispatcher's own (nothing between, the run unchanged). Beside
-    another: it counts its bursts in flight and the seconds they held, the strand-seconds its DB CPU."""
-    system = System(_load(TPCC))
+    another: it counts the strand-seconds its bursts took, its DB CPU."""
+    system = _two_codes()
     system.set_memory_behaviour(0.001)
     inst = system.instance
     alone = inst.new_session()
@@ -198,10 +185,8 @@ def test_sessions_count_their_bursts_only_where_workloads_share_the_instance():
     counted = inst.new_session()
     counted.cpu(2e6)
     counted.cpu(1e6, 0.5)
-    assert inst.held_by["tpcc"].bursts == 2
     system.env.run()
-    assert inst.held_by["tpcc"].bursts == 0
-    assert inst.held_by["tpcc"].seconds() == pytest.approx(inst.db_cpu("tpcc"))   # (both on strands at once: none queued)
+    assert inst.db_cpu("tpcc") == pytest.approx(system.cpu.strand_time()[0])   # (both on strands at once)
     assert system.cpu.instructions_retired() == pytest.approx(3e6)
 
 
@@ -274,14 +259,15 @@ def calibrate():
 
 def test_a_session_counts_the_strand_seconds_it_ran_for_its_workload():
     """Where workloads share the instance, each one's DB CPU is its sessions' strand time: on an idle machine a
-    burst of n instructions takes n / (one strand's rate) s, whichever workload ran it; the two add up to every
-    strand's time, and a reset clears them."""
-    system = System(_load(TPCC))
-    system.set_memory_behaviour(0.001)
+    burst of n instructions of codes that miss alike takes n / (one strand's rate) s, whichever workload ran it;
+    the two add up to every strand's time, and a reset clears them."""
+    system = _two_codes()
     inst = system.instance
     inst.serve("a")
+    system.set_memory_behaviour(0.001)
     a = inst.new_session()
     inst.serve("b")
+    system.set_memory_behaviour(0.001)
     b = inst.new_session()
     a.cpu(3e6)
     b.cpu(1e6)

@@ -13,7 +13,6 @@ import pytest
 import sim.run
 from sim import report, scenario
 from sim.config import ConfigError
-from sim.hardware.memory import INTERVAL
 from sim.result import Result
 from sim.run import run
 from sim.system import System
@@ -96,13 +95,13 @@ def test_progress_runs_to_half_alone_and_to_one_with_the_job(calibrate):
     assert 0.5 in progress and max(p for p in progress if p <= 0.5) == 0.5
 
 
-def test_each_workloads_sessions_count_their_own_instructions(calibrate):
-    """The workload's sessions, made before the job, count under tpcc; the job's under calibrate_io: the
-    weights of their miss rates (the seconds their bursts held strands) and their DB CPU."""
+def test_each_workloads_sessions_run_their_own_code(calibrate):
+    """The workload's sessions, made before the job, run tpcc's code (0) and count under it; the job's
+    calibrate_io's (1): the cores' miss rate for each, and their DB CPU."""
     _r, system, _p = calibrate
-    held, cpu = system.instance.held_by, system.instance.cpu_by
-    assert set(held) == set(cpu) == {"tpcc", "calibrate_io"}
-    assert held["tpcc"].seconds() > 0 and held["calibrate_io"].seconds() > 0 and min(cpu.values()) > 0
+    inst = system.instance
+    assert inst.codes == {"tpcc": 0, "calibrate_io": 1} and set(inst.cpu_by) == set(inst.codes)
+    assert min(inst.cpu_by.values()) > 0 and system.cpu.codes == 2
 
 
 def test_the_window_beside_the_job_is_in_its_whole_batches(calibrate):
@@ -205,72 +204,31 @@ def test_a_job_out_of_memory_leaves_none_of_the_window_alones_figures():
 # ------------------------------------------------------------ the code's miss rate of two workloads
 
 
-def _busy(system, session, until: float) -> None:
-    """A process keeping one short burst of `session`'s always in flight until `until`."""
-    def bursts():
-        while system.env.now < until:
-            yield session.cpu(1e4)
-    system.env.process(bursts())
+def _two_codes():
+    """A server built for a workload and a job beside it: its cores tell the two codes apart."""
+    return System(_load({**TPCC, "background.workload": "ctas", "background.params.table_size": "64 MB"}))
 
 
-def test_the_first_blend_weighs_what_ran_before_the_second_workload():
-    """A job that starts after the workload ran alone: until the first interval ends, the cores see the
-    workload's own miss rate (all that ran so far was its), not a blend of nothing."""
-    system = System(_load(TPCC))
+def test_the_jobs_code_starts_at_its_own_rate_and_the_workloads_keeps_its():
+    """A job that starts after the workload ran alone: from its first burst the cores run each code at its own
+    miss rate, the workload's unchanged by it (a mean field had started from the workload's)."""
+    system = _two_codes()
     inst = system.instance
     inst.serve("a")
     system.set_memory_behaviour(0.010)
+    assert system.cpu.groups[0].mpis == (0.010, 0.0)   # (code 1 not yet run: no misses of its own)
     inst.new_session().cpu(5e6)
     system.env.run()
     inst.serve("b")
     system.set_memory_behaviour(0.030)
-    assert system.memory.mpi == pytest.approx(0.010)
-
-
-def test_a_workload_changes_its_own_miss_rate_whoever_the_instance_serves():
-    """rman's compressors change rman's rate, named, while the instance serves the job: the other workload's
-    rate stays; a burst of each always in flight, halves: (0.050 + 0.030) / 2."""
-    system = System(_load(TPCC))
-    inst = system.instance
-    inst.serve("a")
-    system.set_memory_behaviour(0.010)
-    _busy(system, inst.new_session(), 2 * INTERVAL)
-    inst.serve("b")
-    system.set_memory_behaviour(0.030)
-    _busy(system, inst.new_session(), 2 * INTERVAL)
-    system.env.run(until=1.5 * INTERVAL)
-    assert system.memory.mpi == pytest.approx(0.020)
-    inst.serve("c")
-    system.set_memory_behaviour(0.050, "a")
-    assert system.memory.mpi == pytest.approx((0.050 + 0.030) / 2)
-
-
-def test_the_blend_is_once_an_interval_however_often_a_rate_changes():
-    """A rate set again mid-interval blends then, but starts no second clock: the next blend is at the next
-    interval's end, over what ran since (3:1 -> 0.015), and none half an interval later (b alone since)."""
-    system = System(_load(TPCC))
-    inst = system.instance
-    inst.serve("a")
-    system.set_memory_behaviour(0.010)
-    for _ in range(3):   # three bursts of a's in flight to the first interval's end, one of b's to the second's
-        _busy(system, inst.new_session(), INTERVAL)
-    inst.serve("b")
-    system.set_memory_behaviour(0.030)
-    _busy(system, inst.new_session(), 2 * INTERVAL)
-    system.env.run(until=0.5 * INTERVAL)
-    system.set_memory_behaviour(0.030, "b")
-    system.env.run(until=1.2 * INTERVAL)
-    assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.030) / 4)
-    system.env.run(until=1.7 * INTERVAL)   # (b alone since the first interval's end: only the blend at two sees it)
-    assert system.memory.mpi == pytest.approx((3 * 0.010 + 0.030) / 4)
-    system.env.run(until=2.2 * INTERVAL)
-    assert system.memory.mpi == pytest.approx(0.030, rel=1e-3)   # (a's last bursts ran a few us past the first)
+    assert system.memory.mpi == 0.010 and system.memory.codes == [0.010, 0.030]
+    assert all(g.mpis == (0.010, 0.030) for g in system.cpu.groups)
 
 
 def test_a_counted_session_runs_its_sys_share_and_keeps_its_count_across_serves():
     """A counted burst reaches the dispatcher whole: 2e6 instructions a quarter in the kernel are a quarter sys
     time (vmstat's sy); serving a workload again keeps what its sessions ran."""
-    system = System(_load(TPCC))
+    system = _two_codes()
     system.set_memory_behaviour(0.001)
     inst = system.instance
     inst.serve("a")
@@ -278,17 +236,15 @@ def test_a_counted_session_runs_its_sys_share_and_keeps_its_count_across_serves(
     system.env.run()
     busy, sys = system.cpu.strand_time()
     assert busy > 0 and sys == pytest.approx(0.25 * busy)
-    held = inst.held_by["a"]
     inst.serve("b")
     inst.serve("a")
-    assert inst.held_by["a"] is held and held.seconds() == pytest.approx(busy) == inst.db_cpu("a")
-    assert inst.held_by["b"].seconds() == 0.0
+    assert inst.codes == {"a": 0, "b": 1} and inst.db_cpu("a") == pytest.approx(busy) and inst.db_cpu("b") == 0.0
 
 
 def test_the_buffer_cache_holds_both_workloads_databases():
     """One SGA: without database.db_cache, Solaris's ISM locks a buffer cache the size of every workload's
     database together (1 GB + 2 GB), not the last one's."""
-    system = System(_load(TPCC))
+    system = _two_codes()
     inst = system.instance
     inst.serve("a")
     inst.attach_database(2**30)
@@ -373,10 +329,10 @@ def test_a_jobs_size_past_its_device_says_whether_it_was_the_default():
     assert exc.value.path == "background.params.table_size" and "the default" not in str(exc.value)
 
 
-def test_the_blend_stops_with_the_memory_loop_when_nothing_else_will_happen():
-    """The blend is asked by the memory's own loop, which stops once nothing else is scheduled (a batch job driven
-    by env.run() to its end): a second clock of its own had kept the run going forever."""
-    system = System(_load(TPCC))
+def test_the_memory_loop_of_two_codes_stops_when_nothing_else_will_happen():
+    """With two codes the memory's loop counts the cores' misses, and stops once nothing else is scheduled (a batch
+    job driven by env.run() to its end), having counted each code's at its rate."""
+    system = _two_codes()
     inst = system.instance
     inst.serve("a")
     system.set_memory_behaviour(0.010)
@@ -388,4 +344,4 @@ def test_the_blend_stops_with_the_memory_loop_when_nothing_else_will_happen():
     runs.start()
     runs.join(timeout=20.0)
     assert not runs.is_alive() and system.env.peek() == float("inf")
-    assert system.memory.mpi == pytest.approx(0.020)   # (their last interval: a burst of each, as long)
+    assert system.memory.misses == pytest.approx(1e6 * 0.010 + 1e6 * 0.030, rel=1e-9)

@@ -80,6 +80,7 @@ class _SteadyCpu:
     def __init__(self, env, ips):
         self.env, self.ips, self.base, self.t0 = env, ips, 0.0, 0.0
         self.memory, self.applied = None, []
+        self.codes = 1   # one code: the memory counts its misses itself
 
     def instructions_retired(self):
         return self.base + self.ips * (self.env.now - self.t0)

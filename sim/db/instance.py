@@ -146,36 +146,14 @@ def check_all_cached_sga(spec: DatabaseSpec, database_bytes: float, what: str, s
         "32-bit Oracle can map: give database.db_cache, or use oracle_bits: 64")
 
 
-class Held:
-    """One workload's CPU bursts in flight (on a strand, or queued for one) and the seconds they have held summed
-    since the start: what weighs its code's miss rate beside another's (sim/system.py _blend). A core's strands
-    retire instructions at one rate, so the seconds on strands go as the instructions run, counted as they run (a
-    burst's instructions counted when it starts had put a compressor's 0.5-s burst in one 20-ms interval). Those
-    queued count as held too: the two workloads wait in one run queue, in turn, so their shares stay about as
-    those running."""
-
-    def __init__(self, env):
-        self.env, self.bursts, self._seconds, self._since = env, 0, 0.0, env.now
-
-    def add(self, change: int) -> None:
-        now = self.env.now
-        self._seconds += self.bursts * (now - self._since)
-        self._since, self.bursts = now, self.bursts + change
-
-    def seconds(self) -> float:
-        return self._seconds + self.bursts * (self.env.now - self._since)
-
-
-def _counting(run, held: Held, seconds: dict, tenant: str):
-    """A session's cpu() that counts its bursts in flight in `held`, and the strand-seconds each took in
+def _counting(run, seconds: dict, tenant: str, code: int):
+    """A session's cpu() that runs its bursts as code `code` and sums the strand-seconds each took in
     seconds[tenant] (the burst's event gives them)."""
     def took(ev):
         seconds[tenant] += ev.value
-        held.add(-1)
 
     def cpu(instructions: float, sys_share: float = 0.0):
-        held.add(+1)
-        ev = run(instructions, sys_share)
+        ev = run(instructions, sys_share, code)
         ev.callbacks.append(took)
         return ev
     return cpu
@@ -197,9 +175,9 @@ class Instance:
         self.px = px.PxPool(env, dispatcher, spec.parallel, self.cpu_count)
         self.sessions: list[Session] = []
         # of several workloads (a background job beside one), whose sessions new_session() makes now, and each
-        # one's sessions' bursts in flight (serve); None: one workload, nothing counted
+        # one's code number on the cores, in the order served (serve); None: one workload, nothing counted
         self.tenant: str | None = None
-        self.held_by: dict[str, Held] = {}
+        self.codes: dict[str, int] = {}
         self.cpu_by: dict[str, float] = {}   # strand-seconds of each one's sessions since the last reset (db_cpu)
         self._databases: dict[str | None, float] = {}   # attach_database's, by workload: one buffer cache holds all
         # datafiles through the OS's file system, and DBWR, when the data is not all cached
@@ -247,12 +225,18 @@ class Instance:
             self.env.process(ck.pace(self.env, finished, set_dirty))
 
     def serve(self, tenant: str) -> None:
-        """Sessions made from now work for workload `tenant`, and count their bursts in flight in held_by[tenant]:
-        where several workloads share the instance, what weighs their code's miss rates (sim/system.py
-        set_memory_behaviour)."""
+        """Sessions made from now work for workload `tenant`: they run its code (the cores' code number
+        code(tenant), the first served 0's, as the background processes), and count their DB CPU by it."""
+        if tenant not in self.codes and len(self.codes) == self.dispatcher.cpu.codes:
+            raise ValueError(f"serve({tenant!r}): the cores tell {len(self.codes)} workloads' code apart "
+                             f"({', '.join(self.codes)}); build the System from a scenario with a background job")
         self.tenant = tenant
-        self.held_by.setdefault(tenant, Held(self.env))
+        self.codes.setdefault(tenant, len(self.codes))
         self.cpu_by.setdefault(tenant, 0.0)
+
+    def code(self, tenant: str | None) -> int:
+        """The cores' number for workload `tenant`'s code (0 for one workload, unserved)."""
+        return self.codes.get(tenant, 0)
 
     def db_cpu(self, tenant: str | None) -> float:
         """Strand-seconds since the last reset of workload `tenant`'s sessions: its DB CPU where several share
@@ -265,7 +249,7 @@ class Instance:
     def new_session(self) -> Session:
         s = Session(self, len(self.sessions))
         if self.tenant is not None:
-            s.cpu = _counting(self.dispatcher.run, self.held_by[self.tenant], self.cpu_by, self.tenant)
+            s.cpu = _counting(self.dispatcher.run, self.cpu_by, self.tenant, self.codes[self.tenant])
         self.sessions.append(s)
         if self.vm is not None:
             self.vm.add_processes("oracle_server", 1, self.spec.server_memory, self.spec.server_working_set)

@@ -8,6 +8,12 @@ the throughput of a finite-source queue (machine repairman, M/M/1//n): strands "
 the stall time and queue for the pipeline for the issue time between two misses. Each busy
 strand progresses at X(n)/n: processor sharing with a load-dependent rate.
 
+Where a batch job runs beside a workload, the strands run two codes that miss at different
+rates (RMAN's compressors a quarter as often as Oracle's OLTP code): a pipeline issues from its
+ready strands in turn, so the code that stalls less is ready more often and gets more of it. A
+MixedPipelineGroup gives each code its own per-strand rate from a multi-class repairman (exact
+MVA over the mix of busy strands) and runs each code's bursts in its own virtual time.
+
 Processor sharing is done in virtual time, so an event happens only when a group's busy
 count changes: the group's virtual clock counts instructions completed by each busy strand;
 a burst's finish tag is the virtual time at its start plus its instructions; one pending
@@ -22,10 +28,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from heapq import heapify, heappop, heappush
 
+import numpy as np
 import simpy
 from simpy.events import NORMAL
 
-from sim.analytic import repairman
+from sim.analytic import repairman, repairman_classes
 from sim.engine import Wakeup
 from sim.hardware.profile import CpuSpec
 
@@ -55,6 +62,8 @@ class MemoryBehaviour:
     misses_per_instruction: float
     stall_cycles: float
     mlp: float = 1.0
+    codes: tuple[float, ...] = ()   # where several codes run (a batch job beside a workload): each one's misses
+                                    #   per instruction, by code number (MixedPipelineGroup)
 
 
 @lru_cache(maxsize=4096)
@@ -80,6 +89,39 @@ def rate_table(strands: int, pipelines: int, cpi_issue: float, mpi: float, stall
         rates.append(per_strand_ipc * clock)
         utils.append(busy / pipelines)
     return tuple(rates), tuple(utils)
+
+
+@lru_cache(maxsize=1024)
+def mixed_rate_table(strands: int, cpi_issue: float, mpis: tuple[float, ...], stall_cycles: float, clock: float,
+                     mlp: float = 1.0) -> tuple:
+    """Per-strand instruction rate (1/s) of each code, and pipeline utilisation, for every mix of busy strands
+    that fits in the group: entry sum_k n_k (strands+1)^k holds (rates by code, utilisation) with n_k strands
+    running code k (None where the n_k add up to more than the strands).
+
+    Codes differ in their misses per instruction only: they share the pipeline and see one memory latency. A
+    fine-grained multithreaded pipeline issues from its ready strands in turn (processor sharing), so each code's
+    strands issue cpi_issue cycles per instruction there and stall mpi_k x stall cycles per instruction away from
+    it: a multi-class repairman, exact by MVA (sim.analytic.repairman_classes). A code alone is rate_table's.
+    """
+    base = strands + 1
+    table: list = [None] * base ** len(mpis)
+    pure = [rate_table(strands, 1, cpi_issue, m, stall_cycles, clock, mlp) for m in mpis]
+    for counts in np.ndindex(*(base,) * len(mpis)):
+        busy = sum(counts)
+        if busy > strands:
+            continue
+        key = sum(n * base ** k for k, n in enumerate(counts))
+        alone = [k for k, n in enumerate(counts) if n]
+        if len(alone) <= 1:   # one code (or none) busy: its own table, to the last digit
+            k = alone[0] if alone else 0
+            rates = [0.0] * len(mpis)
+            rates[k] = pure[k][0][busy]
+            table[key] = (tuple(rates), pure[k][1][busy])
+            continue
+        stall = stall_cycles * min(float(busy), max(mlp, 1.0))
+        ipc, util = repairman_classes(counts, [m * stall for m in mpis], [cpi_issue] * len(mpis))
+        table[key] = (tuple(x / n * clock if n else 0.0 for x, n in zip(ipc, counts)), util)
+    return tuple(table)
 
 
 class PipelineGroup:
@@ -140,9 +182,13 @@ class PipelineGroup:
                     self.area_issue + dt * self.utils[busy])
         return self.area_busy, self.area_sys, self.area_issue
 
-    def start(self, instructions: float, sys_share: float, done, arg=_NO_ARG) -> None:
+    def clock(self, code: int = 0) -> float:
+        """The virtual time of code `code`'s bursts: instructions each has retired since the start (one code here)."""
+        return self.vt
+
+    def start(self, instructions: float, sys_share: float, done, arg=_NO_ARG, code: int = 0) -> None:
         """Run `instructions` on one more strand of this group; call done() (done(arg) if an arg is
-        given) when finished."""
+        given) when finished. `code`: whose code it is, where a MixedPipelineGroup tells them apart."""
         # _reschedule() inlined: this runs once per slice of every burst.
         self._advance()
         env = self.env
@@ -159,6 +205,10 @@ class PipelineGroup:
         wake = self.pending = Wakeup()
         wake.callbacks = self._callbacks
         heappush(env._queue, (now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
+
+    def retiring(self) -> float:
+        """Instructions per second this group retires now."""
+        return self.rates[self.busy] * self.busy
 
     def cut(self, arg, boundary: float, origin: float) -> float:
         """End the burst started with `arg` at its next multiple of `boundary` instructions after virtual time
@@ -232,18 +282,156 @@ class PipelineGroup:
         self.instructions = self.stalled = 0.0
 
 
+class MixedPipelineGroup(PipelineGroup):
+    """A pipeline group whose strands run several codes that miss the cache at different rates (a batch job
+    beside a workload): each code's bursts progress by processor sharing at its own rate (mixed_rate_table), in
+    its own virtual time, so the code that misses less keeps its speed and the other its stalls. Attributes
+    as PipelineGroup's (rates: code 0's own table, which sizes the dispatcher's time slice); `missed` counts the
+    misses of the instructions retired, each code's at its rate."""
+
+    __slots__ = ("mpis", "table", "counts", "strides", "key", "vts", "heaps", "missed")
+
+    def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
+                 pipelines: int, spec: CpuSpec, codes: int):
+        super().__init__(env, index, core, strands, pipelines, spec)
+        self.mpis: tuple[float, ...] = (0.0,) * codes
+        self.table: tuple = ()
+        self.counts = [0] * codes
+        self.strides = [(len(strands) + 1) ** k for k in range(codes)]
+        self.key = 0   # sum of counts x strides: the table's entry for the present mix
+        self.vts = [0.0] * codes
+        self.heaps: list[list] = [[] for _ in range(codes)]
+        self.missed = 0.0
+
+    def set_behaviour(self, mem: MemoryBehaviour) -> None:
+        self._advance()
+        mpis = mem.codes or (mem.misses_per_instruction,) * len(self.counts)
+        self.mpis = mpis
+        self.rates, self.utils = rate_table(len(self.strands), self.pipelines, self.spec.cpi_issue, mpis[0],
+                                            mem.stall_cycles, self.spec.clock, mem.mlp)
+        self.table = mixed_rate_table(len(self.strands), self.spec.cpi_issue, mpis, mem.stall_cycles,
+                                      self.spec.clock, mem.mlp)
+        self.overlap = tuple(min(float(n), max(mem.mlp, 1.0)) for n in range(len(self.strands) + 1))
+        self._reschedule()
+
+    def clock(self, code: int = 0) -> float:
+        return self.vts[code]
+
+    def _advance(self) -> None:
+        now = self.env._now
+        dt = now - self.t_last
+        busy = self.busy
+        if dt > 0.0 and busy:
+            rates, util = self.table[self.key]
+            retired = 0.0
+            for k, n in enumerate(self.counts):
+                if n:
+                    done = dt * rates[k]
+                    self.vts[k] += done
+                    retired += done * n
+                    self.missed += done * n * self.mpis[k]
+            self.instructions += retired
+            self.stalled += retired * self.overlap[busy]
+            self.area_busy += dt * busy
+            self.area_issue += dt * util
+            self.area_sys += dt * self.busy_sys
+        self.t_last = now
+
+    def areas_now(self) -> tuple[float, float, float]:
+        dt, busy = self.env._now - self.t_last, self.busy
+        if dt > 0.0 and busy:
+            return (self.area_busy + dt * busy, self.area_sys + dt * self.busy_sys,
+                    self.area_issue + dt * self.table[self.key][1])
+        return self.area_busy, self.area_sys, self.area_issue
+
+    def retiring(self) -> float:
+        return sum(r * n for r, n in zip(self.table[self.key][0], self.counts)) if self.busy else 0.0
+
+    def start(self, instructions: float, sys_share: float, done, arg=_NO_ARG, code: int = 0) -> None:
+        self._advance()
+        self.seq += 1
+        heappush(self.heaps[code], (self.vts[code] + instructions, self.seq, sys_share, done, arg))
+        self.counts[code] += 1
+        self.key += self.strides[code]
+        self.busy += 1
+        self.busy_sys += sys_share
+        self._reschedule()
+
+    def cut(self, arg, boundary: float, origin: float) -> float:
+        self._advance()
+        for vt, heap in zip(self.vts, self.heaps):
+            for i, entry in enumerate(heap):
+                if entry[4] is arg:
+                    end = origin + max(1, math.ceil((vt - origin) / boundary - 1e-9)) * boundary
+                    if end >= entry[0]:
+                        return 0.0
+                    heap[i] = (end,) + entry[1:]
+                    heapify(heap)
+                    self._reschedule()
+                    return entry[0] - end
+        return 0.0
+
+    def _reschedule(self) -> None:
+        if self.pending is not None:
+            self.pending.callbacks = _NO_CALLBACKS
+        if self.busy:
+            rates = self.table[self.key][0]
+            delay = min((heap[0][0] - vt) / rate for heap, vt, rate in zip(self.heaps, self.vts, rates) if heap)
+            env = self.env
+            wake = self.pending = Wakeup()
+            wake.callbacks = self._callbacks
+            heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
+        else:
+            self.pending = None
+
+    def _fire(self, ev: Wakeup) -> None:
+        if ev is not self.pending:
+            return
+        self._advance()
+        now = self.env._now
+        rates = self.table[self.key][0]
+        finished = []
+        for k, heap in enumerate(self.heaps):   # (as PipelineGroup._fire: a tag within float spacing is done)
+            vt = self.vts[k]
+            limit = vt + _TAG_SLACK + _ULPS * (vt + rates[k] * now)
+            while heap and heap[0][0] <= limit:
+                entry = heappop(heap)
+                self.counts[k] -= 1
+                self.key -= self.strides[k]
+                self.busy -= 1
+                self.busy_sys -= entry[2]
+                finished.append(entry)
+        if not self.busy:
+            self.busy_sys = 0.0
+        ev.callbacks = _NO_CALLBACKS
+        self.pending = None
+        self._reschedule()
+        for _tag, _seq, _sys, done, arg in finished:
+            if arg is _NO_ARG:
+                done()
+            else:
+                done(arg)
+
+    def reset_stats(self) -> None:
+        super().reset_stats()
+        self.missed = 0.0
+
+
 class Cpu:
     """All cores of a server: strands numbered 0..cpu_count-1, core by core."""
 
-    def __init__(self, env: simpy.Environment, spec: CpuSpec):
-        self.env, self.spec = env, spec
+    def __init__(self, env: simpy.Environment, spec: CpuSpec, codes: int = 1):
+        """`codes`: how many codes with their own miss rates its strands run (MixedPipelineGroup where over 1)."""
+        self.env, self.spec, self.codes = env, spec, codes
         per_group = spec.strands_per_pipeline
         self.groups: list[PipelineGroup] = []
         self.group_of_strand: list[PipelineGroup] = []
         for core in range(spec.cores):
             for p in range(spec.pipelines_per_core):
                 first = core * spec.strands_per_core + p * per_group
-                group = PipelineGroup(env, len(self.groups), core, tuple(range(first, first + per_group)), 1, spec)
+                strands = tuple(range(first, first + per_group))
+                group = (PipelineGroup(env, len(self.groups), core, strands, 1, spec) if codes == 1 else
+                         MixedPipelineGroup(env, len(self.groups), core, strands, 1, spec, codes))
                 self.groups.append(group)
                 self.group_of_strand.extend([group] * per_group)
         self.behaviour: MemoryBehaviour | None = None
@@ -264,7 +452,7 @@ class Cpu:
 
     def instruction_rate(self) -> float:
         """Instructions per second the whole CPU is retiring right now."""
-        return sum(g.rates[g.busy] * g.busy for g in self.groups if g.busy)
+        return sum(g.retiring() for g in self.groups if g.busy)
 
     def reset_stats(self) -> None:
         for g in self.groups:
@@ -310,6 +498,13 @@ class Cpu:
             retired += g.instructions
             stalled += g.stalled
         return retired, stalled
+
+    def misses(self) -> float:
+        """LLC misses of the instructions retired since the last reset, each code's at its own rate (several codes)."""
+        for g in self.groups:
+            if g.busy:
+                g._advance()
+        return sum(g.missed for g in self.groups)
 
     def stall_weighted_instructions(self) -> float:
         """Instructions retired, each weighted by min(busy strands of its pipeline group, mlp): over the

@@ -53,7 +53,10 @@ class MemorySystem:
         self.bytes_per_miss = spec.line_size * (1.0 + WRITEBACK_SHARE)
         self.service = self.bytes_per_miss / (self.bandwidth / self.controllers)
         self.mpi = 0.0
-        self.blend = None   # or a callable: the running code's misses per instruction, asked every INTERVAL (System's)
+        # where the cores run several codes (a batch job beside a workload): each one's misses per instruction,
+        # by code number; the misses then are the cores' own count (Cpu.misses), each code's at its rate
+        self.codes = [0.0] * cpu.codes if cpu is not None and cpu.codes > 1 else None
+        self._last_misses = 0.0
         self.latency = self.unloaded
         self._running = False
         self._last_instructions = 0.0
@@ -88,18 +91,26 @@ class MemorySystem:
 
     # ------------------------------------------------------------ feedback into the cores
 
-    def set_misses_per_instruction(self, mpi: float) -> None:
-        """The running code's LLC misses per instruction; starts the latency feedback."""
-        self.mpi = mpi
+    def set_misses_per_instruction(self, mpi: float, code: int = 0) -> None:
+        """The running code's LLC misses per instruction (`code`: which one, where the cores run several); starts
+        the latency feedback."""
+        if self.codes is None:
+            if code:
+                raise ValueError(f"code {code}: these cores run one code (Cpu(codes=...))")
+            self.mpi = mpi
+        else:
+            self.codes[code] = mpi
+            self.mpi = self.codes[0]
         self._apply(self.latency)
-        if not self._running and self.cpu is not None and mpi > 0.0:
+        if not self._running and self.cpu is not None and (mpi > 0.0 or any(self.codes or ())):
             self._running = True
             self.env.process(self._feedback())
 
     def _apply(self, latency: float) -> None:
         self.latency = latency
         if self.cpu is not None:
-            self.cpu.set_behaviour(MemoryBehaviour(self.mpi, self.stall_cycles(latency), self.cpu_spec.mlp))
+            self.cpu.set_behaviour(MemoryBehaviour(self.mpi, self.stall_cycles(latency), self.cpu_spec.mlp,
+                                                   tuple(self.codes or ())))
 
     def _feedback(self):
         env, cpu = self.env, self.cpu
@@ -110,8 +121,13 @@ class MemorySystem:
             self._last_instructions = done
             self.stall_weight += weighted - self._last_weighted if weighted >= self._last_weighted else weighted
             self._last_weighted = weighted
-            rate = delta * self.mpi / INTERVAL
-            misses = delta * self.mpi
+            if self.codes is None:
+                misses = delta * self.mpi
+            else:
+                missed = cpu.misses()
+                misses = missed - self._last_misses if missed >= self._last_misses else missed
+                self._last_misses = missed
+            rate = misses / INTERVAL
             self.misses += misses
             self.counted_instructions += delta
             self.miss_latency += misses * self.latency
@@ -119,10 +135,7 @@ class MemorySystem:
             self.span += INTERVAL
             target = self.loaded_latency(rate, self.latency)
             new = self.latency + _DAMPING * (target - self.latency)
-            if self.blend is not None:   # the running code's miss rate for the next interval, with its stall
-                self.mpi = self.blend()
-                self._apply(new)
-            elif abs(new - self.latency) > 1e-3 * self.latency:
+            if abs(new - self.latency) > 1e-3 * self.latency:
                 self._apply(new)
             if env.peek() == float("inf"):
                 # Nothing else will ever happen: stop, so that a run to exhaustion (a batch job

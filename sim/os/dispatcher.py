@@ -26,7 +26,7 @@ class _Burst:
     and _start() sets its strand and start time. on_cpu counts its time on strands, not in the run queue.
     whole: it runs past a slice's end (nobody was waiting), from `origin`, its group's virtual time at its start."""
 
-    __slots__ = ("remaining", "sys_share", "event", "strand", "started", "on_cpu", "whole", "origin")
+    __slots__ = ("remaining", "sys_share", "code", "event", "strand", "started", "on_cpu", "whole", "origin")
 
 
 class Dispatcher:
@@ -69,15 +69,16 @@ class Dispatcher:
 
     # ------------------------------------------------------------ public API
 
-    def run(self, instructions: float, sys_share: float = 0.0) -> simpy.Event:
+    def run(self, instructions: float, sys_share: float = 0.0, code: int = 0) -> simpy.Event:
         """An event that fires when `instructions` have executed on some strand; its value is the seconds
-        they spent on strands (without the run queue's wait)."""
+        they spent on strands (without the run queue's wait). `code`: whose code runs them, where the cores tell
+        several apart (a batch job beside a workload: Cpu's codes); the OS's and background processes' are 0's."""
         ev = Event(self.env)
         if instructions <= 0.0:
             ev.succeed(0.0)
             return ev
         burst = _Burst()
-        burst.remaining, burst.sys_share, burst.event = float(instructions), sys_share, ev
+        burst.remaining, burst.sys_share, burst.code, burst.event = float(instructions), sys_share, code, ev
         burst.on_cpu = 0.0
         burst.whole = False
         if self.busy_strands < self._cpu_count:
@@ -144,7 +145,7 @@ class Dispatcher:
         if run > length and self.runq:
             run = length
         burst.remaining -= run
-        group.start(run, burst.sys_share, self._on_slice_done, burst)
+        group.start(run, burst.sys_share, self._on_slice_done, burst, burst.code)
         if run > length:
             self._run_whole(burst, group)
 
@@ -153,7 +154,7 @@ class Dispatcher:
         an event a quantum: a 17-hour load had 6 million): if a burst comes to wait before it ends, _cut_whole
         ends it at its slice's end, where slicing would have."""
         burst.whole = True
-        burst.origin = group.vt
+        burst.origin = group.clock(burst.code)
         self._whole[burst] = None
 
     def _cut_whole(self) -> None:
@@ -181,7 +182,7 @@ class Dispatcher:
             # A slice cut short for a waiter that has since found a strand: keep this one and run the rest whole.
             burst.started = now
             run, burst.remaining = burst.remaining, 0.0
-            group.start(run, burst.sys_share, self._on_slice_done, burst)
+            group.start(run, burst.sys_share, self._on_slice_done, burst, burst.code)
             self._run_whole(burst, group)
             return
         self.area_runq += (now - self._t_last) * len(runq)   # _account(), inlined
