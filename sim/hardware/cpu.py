@@ -323,13 +323,18 @@ class MixedPipelineGroup(PipelineGroup):
         busy = self.busy
         if dt > 0.0 and busy:
             rates, util = self.table[self.key]
-            retired = 0.0
-            for k, n in enumerate(self.counts):
+            vts, mpis = self.vts, self.mpis
+            retired = missed = 0.0
+            k = 0
+            for n in self.counts:   # (a plain loop: this runs at every change of the mix)
                 if n:
                     done = dt * rates[k]
-                    self.vts[k] += done
-                    retired += done * n
-                    self.missed += done * n * self.mpis[k]
+                    vts[k] += done
+                    ran = done * n
+                    retired += ran
+                    missed += ran * mpis[k]
+                k += 1
+            self.missed += missed
             self.instructions += retired
             self.stalled += retired * self.overlap[busy]
             self.area_busy += dt * busy
@@ -375,8 +380,14 @@ class MixedPipelineGroup(PipelineGroup):
         if self.pending is not None:
             self.pending.callbacks = _NO_CALLBACKS
         if self.busy:
-            rates = self.table[self.key][0]
-            delay = min((heap[0][0] - vt) / rate for heap, vt, rate in zip(self.heaps, self.vts, rates) if heap)
+            rates, vts = self.table[self.key][0], self.vts
+            delay, k = math.inf, 0
+            for heap in self.heaps:   # the earliest finish over the codes' own clocks
+                if heap:
+                    d = (heap[0][0] - vts[k]) / rates[k]
+                    if d < delay:
+                        delay = d
+                k += 1
             env = self.env
             wake = self.pending = Wakeup()
             wake.callbacks = self._callbacks
