@@ -71,8 +71,14 @@ def settings(r: Result) -> list[tuple[str, str, bool]]:
 
 
 def _changed_settings(r: Result) -> list[tuple[str, str]]:
-    """The run's inputs that are not at their declared defaults, as --set would write them."""
-    return [(k, v) for k, v, default in settings(r) if not default and k != "run.seed"]   # (the seed: in the title)
+    """The run's inputs that are not at their declared defaults, as --set would write them (a long list cut short:
+    the datafiles of a backup of a workload's 1-TB database are 32)."""
+    return [(k, _short(v)) for k, v, default in settings(r) if not default and k != "run.seed"]   # (seed: the title's)
+
+
+def _short(value: str, items: int = 4) -> str:
+    parts = value[1:-1].split(", ") if value.startswith("[") else []
+    return value if len(parts) <= items + 1 else f"[{', '.join(parts[:items])}, ... {len(parts)} in all]"
 
 
 def _interval(r) -> bool:

@@ -218,7 +218,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = _workload_params(module, spec, src)
-    job, job_params = _background(spec, module, src)
+    job, job_params = _background(spec, module, params, src)
     jobs = [(spec, module, params, src)]
     if job is not None:   # (its own checks read its parameters as spec.params, and blame them under background.)
         jobs.append((dataclasses.replace(spec, workload=spec.background.workload, params=spec.background.params),
@@ -226,7 +226,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     _refuse_unused_settings(data, spec, jobs, src)
     _refuse_unused_run_keys(data, spec, module, profile, src)
     _refuse_a_batch_past_the_cap(data, spec, module, src)
-    _refuse_unused_datafile_keys(data, spec, src)
+    _refuse_unused_datafile_keys(data, spec, jobs, src)
     _refuse_unused_redo_log_keys(data, spec, _uses(jobs), src)
     _refuse_the_other_kernels_footprint(data, spec, profile, src)
     _refuse_a_remote_latency_on_one_socket(data, profile, src)
@@ -280,9 +280,10 @@ def _uses(jobs: list) -> tuple[str, ...]:
     return tuple(dict.fromkeys(part for _spec, module, _params, _src in jobs for part in module.USES))
 
 
-def _background(spec: ScenarioSpec, module: Any, src: Source) -> tuple[Any, Any]:
+def _background(spec: ScenarioSpec, module: Any, params: Any, src: Source) -> tuple[Any, Any]:
     """The background job's module and Params (None, None without one): a batch job, beside a steady-state
-    workload whose throughput it changes (a batch job beside a batch job would have no figure to change)."""
+    workload whose throughput it changes (a batch job beside a batch job would have no figure to change). A job
+    about the workload's database (RMAN's backup) takes it where its own parameters leave it out (its beside())."""
     bg, at = spec.background, src.at("background")
     if bg.workload is None:
         if bg.params:
@@ -301,7 +302,10 @@ def _background(spec: ScenarioSpec, module: Any, src: Source) -> tuple[Any, Any]
         raise src.at("workload").bad(spec.workload, f"a steady-state workload ({', '.join(steady)}) for the background "
                                                     f"job {bg.workload} to run beside: {spec.workload} is a batch job "
                                                     "itself, with no throughput for the job to change")
-    return job, build(job.Params, bg.params, at.at("params"))
+    job_params = build(job.Params, bg.params, at.at("params"))
+    if hasattr(job, "beside"):
+        job_params = job.beside(job_params, bg.params, spec, module.database_size(spec, params))
+    return job, job_params
 
 
 # Without database.db_cache the data is all cached: no datafiles are read through a file system (nor
@@ -520,14 +524,16 @@ def _refuse_the_other_kernels_footprint(data: dict, spec: ScenarioSpec, profile,
             f"{32 if spec.os.bits == 64 else 64})")
 
 
-def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, src: Source) -> None:
-    """A datafile setting (DATAFILE_KEYS) without database.db_cache would change nothing: refused
-    (the default written out, as `oltpsim settings` lists it, is no change to ignore)."""
+def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, jobs: list, src: Source) -> None:
+    """A datafile setting (DATAFILE_KEYS) without database.db_cache would change nothing: refused (the default
+    written out, as `oltpsim settings` lists it, is no change to ignore), unless a background job reads it (its
+    module's READS: RMAN beside a workload backs up its database in files of database.datafile_size)."""
     if spec.database.db_cache is not None:
         return
+    read = {key for _spec, mod, _params, _at in jobs[1:] for key in getattr(mod, "READS", ())}
     for key in DATAFILE_KEYS:
         given, value = get_path(data, key)
-        if given and _built(spec, key) != _default(ScenarioSpec, key):
+        if given and key not in read and _built(spec, key) != _default(ScenarioSpec, key):
             raise src.at(key).bad(
                 value, f"no {key} without database.db_cache: with no buffer cache size the data "
                 "is all cached, no datafile is read or written and there is no DBWR, so it would change nothing "

@@ -503,3 +503,31 @@ def test_sensitivity_refuses_the_change_beside_the_job_as_its_metric(tmp_path):
     assert str(exc.value).startswith("--metric extra.tpm_change_pct: a change already (")
     assert "tpm (beside the job) or extra.tpm_alone" in str(exc.value)
     assert not (tmp_path / "s").exists()
+
+
+# ------------------------------------------------------------ a backup of the workload's database
+
+
+def test_a_backup_beside_a_workload_backs_up_the_workloads_database():
+    """RMAN beside tpcc without datafiles_mb reads the users' database: 24 users make 2 warehouses of 85 MB, one
+    170-MB file (under the 32-GB smallfile limit); with database.datafile_size, files of that size and the rest.
+    Given, datafiles_mb is the user's; alone, the paper's 17 files."""
+    job = {"background.workload": "rman", "background.params.channels": 2}
+    assert _load({**TPCC, **job}).background.datafiles_mb == (170.0,)
+    sized = _load({**TPCC, **job, "database.datafile_size": "64 MB"})   # (no db_cache: only the backup reads it)
+    assert sized.background.datafiles_mb == (64.0, 64.0, 42.0)
+    with pytest.raises(ConfigError, match="no database.datafile_size for workload rman"):
+        _load({"channels": 2, "database.datafile_size": "64 MB"}, "rman")   # (alone: its own files, given or not)
+    assert _load({**TPCC, **RMAN}).background.datafiles_mb == (40.0, 20.0)
+    assert sum(_load({"channels": 2}, "rman").params.datafiles_mb) == pytest.approx(32 * 1024, rel=0.02)
+
+
+def test_a_backup_of_a_terabyte_schema_takes_the_fewest_equal_smallfiles():
+    """SLOB's 1-TB schema as the fewest equal files of at most 4M - 1 blocks (32 GB less 8 KB at 8 KB blocks):
+    33 files, not 32 of the limit and a 0.25-MB rest; the report's settings line cuts the list short."""
+    sc = scenario.load(None, {"sessions": 8, "background.workload": "rman", "background.params.channels": 4},
+                       profile="xeon-e5-2643v3-2s", workload="slob")
+    files = sc.background.datafiles_mb
+    assert len(files) == 33 and len(set(files)) == 1 and sum(files) == pytest.approx(2**20)
+    assert files[0] * 2**20 <= (4 * 2**20 - 1) * 8192
+    assert report._short(str(list(files))).endswith(", ... 33 in all]")

@@ -62,6 +62,8 @@ Constants (each with its source or the single published row it was fitted to):
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 
 import simpy
@@ -88,11 +90,15 @@ READ_SIZE = 1.0 * MB
 OUTPUT_BUFFER = 1.0 * MB   # a disk channel's output buffers: four of 1 MB (see the docstring)
 OUTPUT_BUFFERS = 4
 MAX_SECTIONS = 256                     # RMAN's sections per file (11g, 12c)
+SMALLFILE_BLOCKS = 4 * 2**20 - 1       # blocks of the largest smallfile datafile (Physical Database Limits)
 
 
 # The parts of the instance this workload drives (sim/scenario.py INSTANCE_PARTS): backup pieces are control-file
 # transactions; no commits, no buffer cache.
 USES = ("control_file",)
+# A setting of the database it reads where others would not (sim/scenario.py _refuse_unused_datafile_keys): beside a
+# workload it backs up the workload's database in files of database.datafile_size (beside()).
+READS = ("database.datafile_size",)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,8 +111,8 @@ class Params:
     datafile_device: str | None = param("storage device (ASM disk group) of the datafiles " + UNPLACED, default=None)
     backup_device: str | None = param("storage device (ASM disk group) of the backup pieces " + UNPLACED,
                                       default=None)
-    datafiles_mb: tuple[float, ...] = param("datafile sizes in MB, in file# order (omit: the paper's database)",
-                                            default=DATAFILES_MB)
+    datafiles_mb: tuple[float, ...] = param("datafile sizes in MB, in file# order (omit: the paper's database; beside "
+                                            "a workload, the workload's)", default=DATAFILES_MB)
 
     def check(self, src: Source) -> None:
         if not self.datafiles_mb or any(not isinstance(s, (int, float)) or s <= 0 for s in self.datafiles_mb):
@@ -118,6 +124,25 @@ class Params:
 
 
 _check_devices = device_checker("datafile_device", "backup_device")
+
+
+def beside(params: Params, given: dict, spec, database: float) -> Params:
+    """A backup beside a workload backs up the workload's database (`database` bytes), unless datafiles_mb is
+    given: in files of database.datafile_size where that is given (the last holding what is left), else in as few
+    equal files as the largest smallfile datafile allows (4M - 1 blocks: 32 GB at 8 KB; Oracle Database
+    Reference, Physical Database Limits).
+    Not in database.datafiles' many equal files: each file here is a backup piece of its own, with its serial
+    control-file cost (CF_WRITES_PER_PIECE), where RMAN puts up to 64 files in one backup set (FILESPERSET)."""
+    if "datafiles_mb" in given:
+        return params
+    size = spec.database.datafile_size
+    if size is None:
+        n = math.ceil(database / (SMALLFILE_BLOCKS * spec.database.block_size))
+        files = (database / n / MB,) * n
+    else:
+        whole, rest = divmod(database, size)
+        files = (size / MB,) * int(whole) + ((rest / MB,) if rest > 0.0 else ())
+    return dataclasses.replace(params, datafiles_mb=files)
 
 
 def check_scenario(spec, profile, params: Params, src: Source) -> None:

@@ -123,6 +123,11 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             "synchronous, one at a time per session (give read_path: direct, or leave direct_io_slots out)")
 
 
+def database_size(spec, params: Params) -> float:
+    """The database on disk, what a backup of it reads: the schema (on either read path)."""
+    return params.schema_size
+
+
 def all_cached(spec, params: Params) -> tuple[float, str]:
     """What the buffer cache holds without database.db_cache: the schema on the SGA path, nothing direct."""
     if params.read_path == "direct":

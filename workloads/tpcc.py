@@ -516,6 +516,11 @@ def warehouses_of(params: Params) -> int:
     return params.warehouses or max(1, params.users // 10)
 
 
+def database_size(spec, params: Params) -> float:
+    """The database on disk, what a backup of it reads: every warehouse."""
+    return warehouses_of(params) * WAREHOUSE_BYTES
+
+
 def all_cached(spec, params: Params) -> tuple[float, str]:
     """The database the buffer cache holds without database.db_cache: every warehouse."""
     w = warehouses_of(params)
