@@ -281,3 +281,47 @@ def test_a_run_without_a_background_job_is_on_the_plain_cores():
     assert all(type(g) is PipelineGroup for g in plain.cpu.groups)
     beside = system({"background.workload": "rman", "background.params.channels": 2})
     assert beside.cpu.codes == 2 and all(type(g) is MixedPipelineGroup for g in beside.cpu.groups)
+
+
+def test_a_code_1_burst_is_cut_at_its_slice_end_in_its_own_virtual_time():
+    """One strand (ue10000-like: a table of 2 entries plus an impossible mix). A code-0 burst of 2.5 slices runs
+    first (code 0's clock moves to 2.5 L0, L0 = r0 x quantum: 2.5 quanta); then a code-1 burst of 10 L1 runs whole
+    from its own clock's 0; a waiter comes when it has retired 1.3 L1: it is cut at 2 L1 (its next slice end from
+    its own start, 2 quanta), the waiter's 0.5 L0 runs (half a quantum), then its 8 L1 left (8 quanta)."""
+    env, cpu = _mixed(_spec(strands=1))
+    g = cpu.groups[0]
+    assert len(g.table) == 4 and g.table[3] is None   # 1 strand: (0,0), (1,0), (0,1); both busy cannot be
+    r0, r1 = g.table[1][0][0], g.table[2][0][1]
+    assert r1 > r0
+    q = 0.001
+    disp = Dispatcher(env, cpu, q)
+    ends = {}
+
+    def proc():
+        yield disp.run(2.5 * r0 * q, 0.0, 0)
+        disp.run(10 * r1 * q, 0.0, 1).callbacks.append(lambda _e: ends.setdefault("long", env.now))
+        yield env.timeout(1.3 * q)
+        yield disp.run(0.5 * r0 * q, 0.0, 0)
+        ends["waiter"] = env.now
+    env.process(proc())
+    env.run()
+    assert ends == {"waiter": pytest.approx(5.0 * q, rel=1e-12), "long": pytest.approx(13.0 * q, rel=1e-12)}
+    assert disp.involuntary_switches == 1
+
+
+def test_a_time_slice_is_a_quantum_of_either_codes_time():
+    """One strand, two bursts of 9.5 slices each that alternate: the time slice is a quantum of time whatever the
+    code (an OS switches by the clock), so the code-1 burst, started first, ends after 18.5 quanta and the code-0
+    one after 19 (rel 1e-9), each switched out 9 times. Sized by code 0's rate for both, the compressor's slices
+    lasted r0/r1 of a quantum (0.54 on an UltraSPARC II): it got about half its share of a saturated CPU."""
+    env, cpu = _mixed(_spec(strands=1))
+    g = cpu.groups[0]
+    r0, r1 = g.table[1][0][0], g.table[2][0][1]
+    q = 0.001
+    disp = Dispatcher(env, cpu, q)
+    ends = {}
+    disp.run(9.5 * r1 * q, 0.0, 1).callbacks.append(lambda _e: ends.setdefault(1, env.now))
+    disp.run(9.5 * r0 * q, 0.0, 0).callbacks.append(lambda _e: ends.setdefault(0, env.now))
+    env.run()
+    assert ends == {1: pytest.approx(18.5 * q, rel=1e-9), 0: pytest.approx(19 * q, rel=1e-9)}
+    assert disp.involuntary_switches == 18

@@ -210,6 +210,11 @@ class PipelineGroup:
         """Instructions per second this group retires now."""
         return self.rates[self.busy] * self.busy
 
+    def full_rate(self, code: int = 0) -> float:
+        """Per-strand instruction rate of code `code` with every strand of the group busy running it (one code here):
+        what sizes the dispatcher's time slice."""
+        return self.rates[-1]
+
     def cut(self, arg, boundary: float, origin: float) -> float:
         """End the burst started with `arg` at its next multiple of `boundary` instructions after virtual time
         `origin` (its start) instead of at its finish, if that comes first; returns the instructions taken off it.
@@ -286,8 +291,8 @@ class MixedPipelineGroup(PipelineGroup):
     """A pipeline group whose strands run several codes that miss the cache at different rates (a batch job
     beside a workload): each code's bursts progress by processor sharing at its own rate (mixed_rate_table), in
     its own virtual time, so the code that misses less keeps its speed and the other its stalls. Attributes
-    as PipelineGroup's (rates: code 0's own table, which sizes the dispatcher's time slice); `missed` counts the
-    misses of the instructions retired, each code's at its rate."""
+    as PipelineGroup's (rates: code 0's own table); `missed` counts the misses of the instructions retired, each
+    code's at its rate."""
 
     __slots__ = ("mpis", "table", "counts", "strides", "key", "vts", "heaps", "missed")
 
@@ -316,6 +321,10 @@ class MixedPipelineGroup(PipelineGroup):
 
     def clock(self, code: int = 0) -> float:
         return self.vts[code]
+
+    def full_rate(self, code: int = 0) -> float:
+        # code `code` on every strand: its own table's (code 0's is rates[-1], to the bit)
+        return self.table[len(self.strands) * self.strides[code]][0][code]
 
     def _advance(self) -> None:
         now = self.env._now

@@ -109,6 +109,12 @@ class Dispatcher:
             self._slice_cache = rates[-1] * self.quantum
         return self._slice_cache
 
+    def _slice_of(self, code: int) -> float:
+        """_slice() for a burst of code `code`: a quantum at its own code's rate, where the cores tell several apart
+        (one that misses less retires more in a quantum: sized at code 0's rate, an RMAN compressor's slice lasted
+        r0/r1 of a quantum, 0.54 on an UltraSPARC II, and a backup beside 64 users took 129 s there, not 117)."""
+        return self._slice() if not code else self._groups[0].full_rate(code) * self.quantum
+
     def _start(self, burst: _Burst) -> None:
         """Put a burst on an idle strand: the least busy core (the lowest place of equals: socket by
         socket in turn), then its least busy pipeline group. Called only while a strand is idle."""
@@ -140,7 +146,10 @@ class Dispatcher:
         burst.started = now
         self._on_strand[strand] = burst
         run = burst.remaining
-        length = self._slice_cache if self._groups[0].rates is self._slice_rates else self._slice()
+        if burst.code:
+            length = self._slice_of(burst.code)
+        else:
+            length = self._slice_cache if self._groups[0].rates is self._slice_rates else self._slice()
         group = self._groups[gi]
         if run > length and self.runq:
             run = length
@@ -163,7 +172,8 @@ class Dispatcher:
         length = self._slice()
         group_of = self._group_of_strand
         for burst in self._whole:
-            burst.remaining += group_of[burst.strand].cut(burst, length, burst.origin)
+            burst.remaining += group_of[burst.strand].cut(burst, self._slice_of(burst.code) if burst.code else length,
+                                                          burst.origin)
             burst.whole = False
         self._whole.clear()
 
