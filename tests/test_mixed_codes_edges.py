@@ -61,19 +61,20 @@ def test_the_pipeline_is_busy_cpi_issue_cycles_for_each_instruction_of_either_co
 
 
 def test_a_change_of_miss_rate_mid_burst_moves_its_end():
-    """A code-1 burst of 3e9 instructions that never misses runs at 1e9/s; at t=1 its code misses 0.01 per
-    instruction at 100 cycles: a lone strand then takes 1 + 0.01 x 100 = 2 cycles an instruction (0.5e9/s), so the
-    2e9 left end at t = 5 (as PipelineGroup's test_behaviour_change_mid_burst_uses_new_rate_for_the_rest)."""
-    env, cpu = _mixed(_spec(), mpis=(OLTP, 0.0), stall=100.0)
+    """A code-1 burst of 3e9 instructions missing 0.01 per instruction at 100 cycles: a lone strand takes
+    1 + 0.01 x 100 = 2 cycles an instruction (0.5e9/s); at t=1 its code stops missing (1e9/s), so the 2.5e9 left
+    end at t = 3.5, not at t = 6, where the wake-up counted at the old rate was (as PipelineGroup's
+    test_behaviour_change_mid_burst_uses_new_rate_for_the_rest, the other way)."""
+    env, cpu = _mixed(_spec(), mpis=(OLTP, 0.01), stall=100.0)
     ends = []
     cpu.groups[0].start(3e9, 0.0, lambda: ends.append(env.now), code=1)
 
     def change():
         yield env.timeout(1.0)
-        cpu.set_behaviour(MemoryBehaviour(OLTP, 100.0, codes=(OLTP, 0.01)))
+        cpu.set_behaviour(MemoryBehaviour(OLTP, 100.0, codes=(OLTP, 0.0)))
     env.process(change())
     env.run()
-    assert ends == [pytest.approx(5.0, rel=1e-12)]
+    assert ends == [pytest.approx(3.5, rel=1e-12)]
 
 
 def test_one_code_on_mixed_cores_slices_as_the_plain_cores_with_mlp():
