@@ -135,26 +135,28 @@ def test_each_codes_bursts_run_in_their_own_virtual_time():
     assert cpu.misses() == pytest.approx(2e6 * OLTP + 9e6 * COMPRESS, rel=1e-12)
 
 
-def test_one_code_on_mixed_cores_is_the_plain_cores_to_the_last_bit():
+@pytest.mark.parametrize("strands, mlp, procs, bursts", [(4, 1.0, 12, 6), (2, 2.0, 5, 5)])
+def test_one_code_on_mixed_cores_is_the_plain_cores_to_the_last_bit(strands, mlp, procs, bursts):
     """Cores built for two codes that only ever run one give the same finish times as plain cores, to the bit,
-    through the dispatcher with time slicing (12 processes on 4 strands: the run queue, cuts and slices)."""
+    through the dispatcher with time slicing (more processes than strands: the run queue, cuts and slices); with
+    mlp 2 too (Hyper-Threading's split window: the slice is sized from code 0's own table, mlp included)."""
     ends = []
     for codes in (1, 2):
         env = simpy.Environment()
-        cpu = Cpu(env, _spec(), codes=codes)
-        cpu.set_behaviour(MemoryBehaviour(OLTP, STALL, codes=(OLTP, COMPRESS) if codes == 2 else ()))
+        cpu = Cpu(env, _spec(strands=strands), codes=codes)
+        cpu.set_behaviour(MemoryBehaviour(OLTP, STALL, mlp, codes=(OLTP, COMPRESS) if codes == 2 else ()))
         disp = Dispatcher(env, cpu, 0.001)
         log = []
 
         def proc(k, disp=disp, env=env, log=log):
-            for size in itertools.islice(itertools.cycle((0.7e6, 3.3e6, 9.1e6, 0.2e6)), k, k + 6):
+            for size in itertools.islice(itertools.cycle((0.7e6, 3.3e6, 9.1e6, 0.2e6)), k, k + bursts):
                 yield disp.run(size)
                 log.append((k, env.now))
-        for k in range(12):
+        for k in range(procs):
             env.process(proc(k))
         env.run()
         ends.append(log)
-    assert ends[0] == ends[1] and len(ends[0]) == 72
+    assert ends[0] == ends[1] and len(ends[0]) == procs * bursts
 
 
 def test_two_codes_sliced_by_the_dispatcher_lose_no_instruction():

@@ -77,28 +77,6 @@ def test_a_change_of_miss_rate_mid_burst_moves_its_end():
     assert ends == [pytest.approx(3.5, rel=1e-12)]
 
 
-def test_one_code_on_mixed_cores_slices_as_the_plain_cores_with_mlp():
-    """With mlp 2 (Hyper-Threading's split window), cores built for two codes running one give the plain cores'
-    finish times to the bit: the dispatcher's slice is sized from code 0's own table, mlp included."""
-    ends = []
-    for codes in (1, 2):
-        env = simpy.Environment()
-        cpu = Cpu(env, _spec(strands=2), codes=codes)
-        cpu.set_behaviour(MemoryBehaviour(OLTP, STALL, 2.0, codes=(OLTP, COMPRESS) if codes == 2 else ()))
-        disp = Dispatcher(env, cpu, 0.001)
-        log = []
-
-        def proc(k, disp=disp, env=env, log=log):
-            for size in itertools.islice(itertools.cycle((0.7e6, 3.3e6, 9.1e6, 0.2e6)), k, k + 5):
-                yield disp.run(size)
-                log.append((k, env.now))
-        for k in range(5):
-            env.process(proc(k))
-        env.run()
-        ends.append(log)
-    assert ends[0] == ends[1] and len(ends[0]) == 25
-
-
 def test_a_burst_restarted_after_its_cut_keeps_its_code():
     """A code-1 burst running whole is cut for a waiter; the waiter finds the strand a short code-0 burst leaves
     before that cut comes, so the code-1 burst keeps its strand and runs its rest whole (no switch): all of it,

@@ -124,6 +124,20 @@ def mixed_rate_table(strands: int, cpi_issue: float, mpis: tuple[float, ...], st
     return tuple(table)
 
 
+def _cut(heap: list, vt: float, arg, boundary: float, origin: float) -> float | None:
+    """PipelineGroup.cut's work on one heap of bursts in virtual time `vt`: the instructions taken off the burst
+    started with `arg` (0 where its finish comes first), None where it is not in this heap."""
+    for i, entry in enumerate(heap):
+        if entry[4] is arg:
+            end = origin + max(1, math.ceil((vt - origin) / boundary - 1e-9)) * boundary
+            if end >= entry[0]:
+                return 0.0
+            heap[i] = (end,) + entry[1:]
+            heapify(heap)
+            return entry[0] - end
+    return None
+
+
 class PipelineGroup:
     """Strands sharing issue pipelines; bursts progress by processor sharing in virtual time."""
 
@@ -221,17 +235,10 @@ class PipelineGroup:
         One exactly at a multiple ends now (a slice ending at this instant, as an arrival at a slice's end finds
         it when the arrival was scheduled first); one just started runs its first slice."""
         self._advance()
-        end = origin + max(1, math.ceil((self.vt - origin) / boundary - 1e-9)) * boundary
-        heap = self.heap
-        for i, entry in enumerate(heap):
-            if entry[4] is arg:
-                if end >= entry[0]:
-                    return 0.0
-                heap[i] = (end,) + entry[1:]
-                heapify(heap)
-                self._reschedule()
-                return entry[0] - end
-        return 0.0
+        taken = _cut(self.heap, self.vt, arg, boundary, origin)
+        if taken:
+            self._reschedule()
+        return taken or 0.0
 
     def _reschedule(self) -> None:
         if self.pending is not None:
@@ -373,16 +380,12 @@ class MixedPipelineGroup(PipelineGroup):
 
     def cut(self, arg, boundary: float, origin: float) -> float:
         self._advance()
-        for vt, heap in zip(self.vts, self.heaps):
-            for i, entry in enumerate(heap):
-                if entry[4] is arg:
-                    end = origin + max(1, math.ceil((vt - origin) / boundary - 1e-9)) * boundary
-                    if end >= entry[0]:
-                        return 0.0
-                    heap[i] = (end,) + entry[1:]
-                    heapify(heap)
+        for vt, heap in zip(self.vts, self.heaps):   # (the burst's code's heap, in its code's clock)
+            taken = _cut(heap, vt, arg, boundary, origin)
+            if taken is not None:
+                if taken:
                     self._reschedule()
-                    return entry[0] - end
+                return taken
         return 0.0
 
     def _reschedule(self) -> None:
