@@ -70,6 +70,11 @@ def settings(r: Result) -> list[tuple[str, str, bool]]:
     return out
 
 
+def _cpi(x: dict) -> str:
+    return (f"{x['cpi']:.2f} = issue {x['cpi_issue']:.2f} + data stalls {x['cpi_data_stall']:.2f} "
+            f"+ other {round(x['cpi_other'], 2) + 0.0:.2f}")
+
+
 def _changed_settings(r: Result) -> list[tuple[str, str]]:
     """The run's inputs that are not at their declared defaults, as --set would write them (a long list cut short:
     the datafiles of a backup of a workload's 1-TB database are 32)."""
@@ -475,6 +480,7 @@ def _memory(x: dict) -> str:
         out.append(_line("Memory stalls", [
             ("latency", f"{x['memory_latency_ns']:.0f} ns ({x['memory_latency_cycles']:.0f} cycles)"),
             ("bandwidth used", f"{x['memory_bandwidth_util_pct']:.1f}%"),
-            ("CPI", f"{x['cpi']:.2f} = issue {x['cpi_issue']:.2f} + data stalls {x['cpi_data_stall']:.2f} "
-                    f"+ other {round(x['cpi_other'], 2) + 0.0:.2f}")]))
+            ("CPI", _cpi(x))]))
+        for name, stack in x.get("cpi_by_workload", {}).items():   # (beside a background job: each code's own)
+            out.append(f"  {name}'s code: CPI {_cpi(stack)}")
     return "\n".join(out)

@@ -474,6 +474,11 @@ def _collect(system: System, result: Result, span: float) -> None:
     instructions = cpu.instructions_retired()
     result.extra["instructions_per_s"] = instructions / span
     result.extra.update(system.memory.report(busy, instructions))
+    if cpu.codes > 1:   # beside a background job: each workload's code its own CPI stack, as per-process counters
+        names = {code: tenant for tenant, code in inst.codes.items()}
+        result.extra["cpi_by_workload"] = {
+            names.get(k, f"code {k}"): system.memory.cpi_stack(held, n, missed / n, stalled / n)
+            for k, (held, n, stalled, missed) in enumerate(cpu.by_code()) if n > 0}
     result.extra["memory"] = system.vm.describe()   # every workload's processes and segments, as free -m adds them
     if system.vm.page_ins:
         result.extra["paging"] = system.vm.paging(span)

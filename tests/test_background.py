@@ -531,3 +531,22 @@ def test_a_backup_of_a_terabyte_schema_takes_the_fewest_equal_smallfiles():
     assert len(files) == 33 and len(set(files)) == 1 and sum(files) == pytest.approx(2**20)
     assert files[0] * 2**20 <= (4 * 2**20 - 1) * 8192
     assert report._short(str(list(files))).endswith(", ... 33 in all]")
+
+
+def test_each_workloads_code_has_its_own_cpi_stack(plain, rman):
+    """Beside a backup the report gives each code's CPI stack, as per-process counters would: the users' code
+    stalls its own 0.0102 misses an instruction at the window's latency (T2: one miss in flight, no overlap) and
+    the compressors between their rate alone and two to a socket; the machine's CPI is a mean of the two. A run
+    without a job has no such split."""
+    from workloads import rman as rman_job, tpcc
+    beside, _alone = rman
+    x, cpu = beside.extra, _load(TPCC).profile.cpu
+    stacks = x["cpi_by_workload"]
+    assert set(stacks) == {"tpcc", "rman"} and "cpi_by_workload" not in plain.extra
+    cycles = x["memory_latency_cycles"]
+    users = tpcc.misses_per_instruction(cpu.llc_size, cpu.cores_per_socket)
+    assert stacks["tpcc"]["cpi_data_stall"] == pytest.approx(users * cycles, rel=1e-9)
+    one, two = (rman_job.compressor_misses_per_instruction(cpu.llc_size, k) * cycles for k in (1, 2))
+    assert one <= stacks["rman"]["cpi_data_stall"] <= two
+    assert min(s["cpi"] for s in stacks.values()) < x["cpi"] < max(s["cpi"] for s in stacks.values())
+    assert "rman's code: CPI " in report.full(beside) and "tpcc's code" not in report.full(plain)

@@ -133,6 +133,10 @@ def test_each_codes_bursts_run_in_their_own_virtual_time():
     assert ends["comp"] == pytest.approx(t0 + (9e6 - r1 * t0) / g.table[5][0][1], rel=1e-12)
     assert cpu.instructions_retired() == pytest.approx(11e6, rel=1e-12)
     assert cpu.misses() == pytest.approx(2e6 * OLTP + 9e6 * COMPRESS, rel=1e-12)
+    # each code's own counters: its strand-seconds (one strand each, to its end), instructions, the same x the
+    # stall factor (1: mlp 1), misses
+    for code, want in enumerate([(t0, 2e6, 2e6, 2e6 * OLTP), (ends["comp"], 9e6, 9e6, 9e6 * COMPRESS)]):
+        assert cpu.by_code()[code] == pytest.approx(want, rel=1e-12)
 
 
 @pytest.mark.parametrize("strands, mlp, procs, bursts", [(4, 1.0, 12, 6), (2, 2.0, 5, 5)])

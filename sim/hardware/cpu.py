@@ -299,9 +299,10 @@ class MixedPipelineGroup(PipelineGroup):
     beside a workload): each code's bursts progress by processor sharing at its own rate (mixed_rate_table), in
     its own virtual time, so the code that misses less keeps its speed and the other its stalls. Attributes
     as PipelineGroup's (rates: code 0's own table); `missed` counts the misses of the instructions retired, each
-    code's at its rate."""
+    code's at its rate, and `by_code` each code's [strand-seconds, instructions, the same x the stall factor,
+    misses] (a CPI stack of its own)."""
 
-    __slots__ = ("mpis", "table", "counts", "strides", "key", "vts", "heaps", "missed")
+    __slots__ = ("mpis", "table", "counts", "strides", "key", "vts", "heaps", "missed", "by_code")
 
     def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
                  pipelines: int, spec: CpuSpec, codes: int):
@@ -314,6 +315,7 @@ class MixedPipelineGroup(PipelineGroup):
         self.vts = [0.0] * codes
         self.heaps: list[list] = [[] for _ in range(codes)]
         self.missed = 0.0
+        self.by_code = [[0.0] * 4 for _ in range(codes)]
 
     def set_behaviour(self, mem: MemoryBehaviour) -> None:
         self._advance()
@@ -339,7 +341,7 @@ class MixedPipelineGroup(PipelineGroup):
         busy = self.busy
         if dt > 0.0 and busy:
             rates, util = self.table[self.key]
-            vts, mpis = self.vts, self.mpis
+            vts, mpis, by_code, overlap = self.vts, self.mpis, self.by_code, self.overlap[busy]
             retired = missed = 0.0
             k = 0
             for n in self.counts:   # (a plain loop: this runs at every change of the mix)
@@ -349,6 +351,11 @@ class MixedPipelineGroup(PipelineGroup):
                     ran = done * n
                     retired += ran
                     missed += ran * mpis[k]
+                    tally = by_code[k]
+                    tally[0] += dt * n
+                    tally[1] += ran
+                    tally[2] += ran * overlap
+                    tally[3] += ran * mpis[k]
                 k += 1
             self.missed += missed
             self.instructions += retired
@@ -438,6 +445,7 @@ class MixedPipelineGroup(PipelineGroup):
     def reset_stats(self) -> None:
         super().reset_stats()
         self.missed = 0.0
+        self.by_code = [[0.0] * 4 for _ in self.counts]
 
 
 class Cpu:
@@ -528,6 +536,18 @@ class Cpu:
             if g.busy:
                 g._advance()
         return sum(g.missed for g in self.groups)
+
+    def by_code(self) -> list[tuple[float, float, float, float]]:
+        """Each code's (strand-seconds, instructions, instructions x their stall factor min(n, mlp), misses) since
+        the last reset, where the cores run several (Cpu(codes=...)): what gives each its own CPI stack."""
+        sums = [[0.0] * 4 for _ in range(self.codes)]
+        for g in self.groups:
+            if g.busy:
+                g._advance()
+            for total, tally in zip(sums, g.by_code):
+                for i, v in enumerate(tally):
+                    total[i] += v
+        return [tuple(total) for total in sums]
 
     def stall_weighted_instructions(self) -> float:
         """Instructions retired, each weighted by min(busy strands of its pipeline group, mlp): over the

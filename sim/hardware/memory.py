@@ -154,6 +154,20 @@ class MemorySystem:
         """Miss-weighted mean latency (s) since the last reset."""
         return self.miss_latency / self.misses if self.misses else self.latency
 
+    def cpi_stack(self, strand_seconds: float, instructions: float, mpi: float, overlap: float = 1.0,
+                  latency: float | None = None) -> dict:
+        """Cycles per instruction of `instructions` that held strands `strand_seconds`, as issue + data stalls +
+        other (waiting for the pipeline while other strands issue), at `mpi` misses per instruction: a miss stalls
+        latency / mlp on a strand alone, and min(n, mlp) times that with n strands of its pipeline busy
+        (Hyper-Threading splits the window), whose mean over the instructions is `overlap`."""
+        spec = self.cpu_spec
+        lat = self.mean_latency() if latency is None else latency
+        cpi = strand_seconds * spec.clock / instructions
+        stall = mpi * lat * spec.clock / spec.mlp * overlap
+        # (other: what is left, never below 0: the sum can come out -1e-13 below)
+        return {"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
+                "cpi_other": max(0.0, cpi - spec.cpi_issue - stall), "data_stall_share_pct": 100.0 * stall / cpi}
+
     def report(self, busy_strand_seconds: float, instructions: float) -> dict:
         """The CPI stack and the memory figures, as a performance-counter tool would show them."""
         spec = self.cpu_spec
@@ -165,15 +179,9 @@ class MemorySystem:
             "memory_bandwidth_util_pct": 100.0 * self.busy_bandwidth / self.span if self.span else 0.0,
         }
         if instructions > 0.0:
-            cpi = busy_strand_seconds * spec.clock / instructions
             # each interval's misses at the rate it ran at (a workload may change it mid-run: RMAN's compressors
             # sharing the LLC), not the rate set last
             mpi = self.misses / self.counted_instructions if self.counted_instructions else self.mpi
-            # a miss stalls latency / mlp on a strand alone, and min(n, mlp) times that with n strands of its
-            # pipeline busy (Hyper-Threading splits the window): over the instructions, that factor's mean
             overlap = self.stall_weight / self.counted_instructions if self.counted_instructions else 1.0
-            stall = mpi * lat * spec.clock / spec.mlp * overlap
-            # (other: what is left, never below 0: the sum can come out -1e-13 below)
-            out.update({"cpi": cpi, "cpi_issue": spec.cpi_issue, "cpi_data_stall": stall,
-                        "cpi_other": max(0.0, cpi - spec.cpi_issue - stall), "data_stall_share_pct": 100.0 * stall / cpi})
+            out.update(self.cpi_stack(busy_strand_seconds, instructions, mpi, overlap, lat))
         return out
