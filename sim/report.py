@@ -77,7 +77,7 @@ def _cpi(x: dict) -> str:
 
 def _changed_settings(r: Result) -> list[tuple[str, str]]:
     """The run's inputs that are not at their declared defaults, as --set would write them (a long list cut short:
-    the datafiles of a backup of a workload's 1-TB database are 32)."""
+    the datafiles of a backup of a workload's 1-TB database are 33)."""
     return [(k, _short(v)) for k, v, default in settings(r) if not default and k != "run.seed"]   # (seed: the title's)
 
 

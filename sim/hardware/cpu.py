@@ -298,11 +298,10 @@ class MixedPipelineGroup(PipelineGroup):
     """A pipeline group whose strands run several codes that miss the cache at different rates (a batch job
     beside a workload): each code's bursts progress by processor sharing at its own rate (mixed_rate_table), in
     its own virtual time, so the code that misses less keeps its speed and the other its stalls. Attributes
-    as PipelineGroup's (rates: code 0's own table); `missed` counts the misses of the instructions retired, each
-    code's at its rate, and `by_code` each code's [strand-seconds, instructions, the same x the stall factor,
-    misses] (a CPI stack of its own)."""
+    as PipelineGroup's (rates: code 0's own table); `by_code` counts each code's [strand-seconds, instructions,
+    the same x the stall factor, misses at its rate]: the memory's misses, and a CPI stack of its own."""
 
-    __slots__ = ("mpis", "table", "counts", "strides", "key", "vts", "heaps", "missed", "by_code")
+    __slots__ = ("mpis", "table", "counts", "strides", "key", "vts", "heaps", "by_code")
 
     def __init__(self, env: simpy.Environment, index: int, core: int, strands: tuple[int, ...],
                  pipelines: int, spec: CpuSpec, codes: int):
@@ -314,7 +313,6 @@ class MixedPipelineGroup(PipelineGroup):
         self.key = 0   # sum of counts x strides: the table's entry for the present mix
         self.vts = [0.0] * codes
         self.heaps: list[list] = [[] for _ in range(codes)]
-        self.missed = 0.0
         self.by_code = [[0.0] * 4 for _ in range(codes)]
 
     def set_behaviour(self, mem: MemoryBehaviour) -> None:
@@ -342,7 +340,7 @@ class MixedPipelineGroup(PipelineGroup):
         if dt > 0.0 and busy:
             rates, util = self.table[self.key]
             vts, mpis, by_code, overlap = self.vts, self.mpis, self.by_code, self.overlap[busy]
-            retired = missed = 0.0
+            retired = 0.0
             k = 0
             for n in self.counts:   # (a plain loop: this runs at every change of the mix)
                 if n:
@@ -350,16 +348,14 @@ class MixedPipelineGroup(PipelineGroup):
                     vts[k] += done
                     ran = done * n
                     retired += ran
-                    missed += ran * mpis[k]
                     tally = by_code[k]
                     tally[0] += dt * n
                     tally[1] += ran
                     tally[2] += ran * overlap
                     tally[3] += ran * mpis[k]
                 k += 1
-            self.missed += missed
             self.instructions += retired
-            self.stalled += retired * self.overlap[busy]
+            self.stalled += retired * overlap
             self.area_busy += dt * busy
             self.area_issue += dt * util
             self.area_sys += dt * self.busy_sys
@@ -444,7 +440,6 @@ class MixedPipelineGroup(PipelineGroup):
 
     def reset_stats(self) -> None:
         super().reset_stats()
-        self.missed = 0.0
         self.by_code = [[0.0] * 4 for _ in self.counts]
 
 
@@ -532,10 +527,7 @@ class Cpu:
 
     def misses(self) -> float:
         """LLC misses of the instructions retired since the last reset, each code's at its own rate (several codes)."""
-        for g in self.groups:
-            if g.busy:
-                g._advance()
-        return sum(g.missed for g in self.groups)
+        return sum(misses for *_counts, misses in self.by_code())
 
     def by_code(self) -> list[tuple[float, float, float, float]]:
         """Each code's (strand-seconds, instructions, instructions x their stall factor min(n, mlp), misses) since
