@@ -355,6 +355,12 @@ def accepted_settings(workload: str, params: Any = None) -> list[str]:
     return [k for k, _d, _m in declared(ScenarioSpec) if k.split(".")[0] in ("database", "os") and k not in unused]
 
 
+def _read_beside(jobs: list) -> set[str]:
+    """The settings a background job reads of the workload's database, whatever parts either drives (its
+    module's READS: RMAN backs up the workload's database in files of database.datafile_size)."""
+    return {key for _spec, mod, _params, _at in jobs[1:] for key in getattr(mod, "READS", ())}
+
+
 def _refuse_unused_settings(data: dict, spec: ScenarioSpec, jobs: list, src: Source) -> None:
     """A database or os setting no workload of the scenario reads would change nothing: refused, with the
     settings they do read (`oltpsim settings --workload NAME` lists them; a value equal to the default,
@@ -366,6 +372,7 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, jobs: list, src: Sou
     idles = [(job_spec.workload, module, module.idle(params) if hasattr(module, "idle") else {})
              for job_spec, module, params, _src in jobs]
     who = " and ".join(names)
+    read = _read_beside(jobs)
     for part, (why, keys) in INSTANCE_PARTS.items():
         users = [(name, idle) for name, module, idle in idles if part in module.USES]
         if any(part not in idle for _name, idle in users):
@@ -374,7 +381,7 @@ def _refuse_unused_settings(data: dict, spec: ScenarioSpec, jobs: list, src: Sou
         which = f"which {getattr(idles[0][1], 'WHY_NOT', {}).get(part, why)}" if len(jobs) == 1 else f"each {why}"
         for key in keys:
             given, value = get_path(data, key)
-            if not given or _built(spec, key) == _default(ScenarioSpec, key):
+            if not given or key in read or _built(spec, key) == _default(ScenarioSpec, key):
                 continue
             section = key.split(".")[0]
             others = [w for w in workloads.names() if part in workloads.get(w).USES]
@@ -530,7 +537,7 @@ def _refuse_unused_datafile_keys(data: dict, spec: ScenarioSpec, jobs: list, src
     module's READS: RMAN beside a workload backs up its database in files of database.datafile_size)."""
     if spec.database.db_cache is not None:
         return
-    read = {key for _spec, mod, _params, _at in jobs[1:] for key in getattr(mod, "READS", ())}
+    read = _read_beside(jobs)
     for key in DATAFILE_KEYS:
         given, value = get_path(data, key)
         if given and key not in read and _built(spec, key) != _default(ScenarioSpec, key):

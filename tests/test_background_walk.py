@@ -1,0 +1,27 @@
+"""A demanding user's walk through a batch job beside a steady workload (scenario background:): the edges a capacity
+planner and a teacher found, each pinned where it had gone wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim import scenario
+from sim.config import ConfigError
+
+TPCC = {"users": "24", "think_time": "0 s", "keying_time": "0 s", "run.max_time": "4 s"}
+SLOB = {"sessions": 4, "schema_size": "200 MB", "run.max_time": "2 s"}
+RMAN = {"background.workload": "rman", "background.params.channels": 2}
+
+
+def _load(settings: dict, workload: str = "tpcc"):
+    return scenario.load(None, settings, profile="t5220", workload=workload)
+
+
+def test_a_backup_beside_slob_takes_its_files_of_database_datafile_size():
+    """RMAN beside a workload backs up its database in files of database.datafile_size (rman's READS), beside
+    SLOB as beside tpcc: 200 MB of schema in 64-MB files are 64, 64, 64 and 8. SLOB drives no datafiles, and the
+    check of settings no workload reads refused the key, saying it acts only in tpcc, though the backup reads it."""
+    sc = _load({**SLOB, **RMAN, "database.datafile_size": "64 MB"}, "slob")
+    assert sc.background.datafiles_mb == (64.0, 64.0, 64.0, 8.0)
+    with pytest.raises(ConfigError, match="no database.datafile_size for workload slob"):
+        _load({**SLOB, "database.datafile_size": "64 MB"}, "slob")   # (alone, nothing reads it)
