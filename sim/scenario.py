@@ -304,7 +304,7 @@ def _background(spec: ScenarioSpec, module: Any, params: Any, src: Source) -> tu
                                                     "itself, with no throughput for the job to change")
     job_params = build(job.Params, bg.params, at.at("params"))
     if hasattr(job, "beside"):
-        job_params = job.beside(job_params, bg.params, spec, module.database_size(spec, params))
+        job_params = job.beside(job_params, bg.params, spec, module.database_size(spec, params), src)
     return job, job_params
 
 

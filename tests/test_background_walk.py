@@ -25,3 +25,14 @@ def test_a_backup_beside_slob_takes_its_files_of_database_datafile_size():
     assert sc.background.datafiles_mb == (64.0, 64.0, 64.0, 8.0)
     with pytest.raises(ConfigError, match="no database.datafile_size for workload slob"):
         _load({**SLOB, "database.datafile_size": "64 MB"}, "slob")   # (alone, nothing reads it)
+
+
+def test_files_of_database_datafile_size_past_the_most_a_database_has_are_refused_at_that_key():
+    """The files of database.datafile_size that the backup beside a workload reads are counted against the most
+    a database has (65,533), as datafiles_mb given is: 8-KB files of 100 warehouses (8.3 GB) are 1,088,000, and
+    they were taken unchecked (a million backup pieces, each with its control-file writes: a run without end).
+    The refusal names database.datafile_size, the key the user gave, and comes before any file is made."""
+    with pytest.raises(ConfigError, match=r"database\.datafile_size: got '8 KB'.*at most 65533.*make 1,088,000"):
+        _load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "8 KB"})
+    assert len(_load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "1 MB"}).background.datafiles_mb) \
+        == 8500

@@ -126,7 +126,7 @@ class Params:
 _check_devices = device_checker("datafile_device", "backup_device")
 
 
-def beside(params: Params, given: dict, spec, database: float) -> Params:
+def beside(params: Params, given: dict, spec, database: float, src: Source) -> Params:
     """A backup beside a workload backs up the workload's database (`database` bytes), unless datafiles_mb is
     given: in files of database.datafile_size where that is given (the last holding what is left), else in as few
     equal files as the largest smallfile datafile allows (4M - 1 blocks: 32 GB at 8 KB; Oracle Database
@@ -140,6 +140,13 @@ def beside(params: Params, given: dict, spec, database: float) -> Params:
         n = math.ceil(database / (SMALLFILE_BLOCKS * spec.database.block_size))
         files = (database / n / MB,) * n
     else:
+        # (counted before they are made: 8-KB files of a 100-warehouse database are a million)
+        count = math.ceil(database / size - 1e-9)
+        if count > MAX_DATAFILES:   # (datafiles_mb's own check ran before, on the files given)
+            raise src.at("database.datafile_size").bad(
+                format_quantity(size, "size"), f"files that make at most {MAX_DATAFILES} of the database the backup "
+                f"beside {spec.workload} reads, the most a database has (Oracle Database Reference, Physical Database "
+                f"Limits): its {format_quantity(database, 'size')} make {count:,}")
         whole, rest = divmod(database, size)
         files = (size / MB,) * int(whole) + ((rest / MB,) if rest > 0.0 else ())
     return dataclasses.replace(params, datafiles_mb=files)
