@@ -218,7 +218,7 @@ def resolve(data: dict, source: str = "<scenario>") -> Scenario:
     except OltpsimError as exc:
         raise src.at("workload").error(str(exc)) from None
     params = _workload_params(module, spec, src)
-    job, job_params = _background(spec, module, params, src)
+    job, job_params = _background(spec, module, params, profile, src)
     jobs = [(spec, module, params, src)]
     if job is not None:   # (its own checks read its parameters as spec.params, and blame them under background.)
         jobs.append((dataclasses.replace(spec, workload=spec.background.workload, params=spec.background.params),
@@ -280,7 +280,7 @@ def _uses(jobs: list) -> tuple[str, ...]:
     return tuple(dict.fromkeys(part for _spec, module, _params, _src in jobs for part in module.USES))
 
 
-def _background(spec: ScenarioSpec, module: Any, params: Any, src: Source) -> tuple[Any, Any]:
+def _background(spec: ScenarioSpec, module: Any, params: Any, profile, src: Source) -> tuple[Any, Any]:
     """The background job's module and Params (None, None without one): a batch job, beside a steady-state
     workload whose throughput it changes (a batch job beside a batch job would have no figure to change). A job
     about the workload's database (RMAN's backup) takes it where its own parameters leave it out (its beside())."""
@@ -304,7 +304,9 @@ def _background(spec: ScenarioSpec, module: Any, params: Any, src: Source) -> tu
                                                     "itself, with no throughput for the job to change")
     job_params = build(job.Params, bg.params, at.at("params"))
     if hasattr(job, "beside"):
-        job_params = job.beside(job_params, bg.params, spec, module.database_size(spec, params), src)
+        device = module.database_device(spec, params, profile)   # (None where it is the job's own default)
+        job_params = job.beside(job_params, bg.params, spec, module.database_size(spec, params),
+                                None if device == profile.storage.device_names()[0] else device, src)
     return job, job_params
 
 

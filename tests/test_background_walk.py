@@ -36,3 +36,19 @@ def test_files_of_database_datafile_size_past_the_most_a_database_has_are_refuse
         _load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "8 KB"})
     assert len(_load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "1 MB"}).background.datafiles_mb) \
         == 8500
+
+
+@pytest.mark.parametrize("settings, workload", [
+    ({**TPCC, "database.db_cache": "1 GB", "database.data_device": "internal"}, "tpcc"),
+    ({**SLOB, "device": "internal"}, "slob"),
+])
+def test_a_backup_beside_a_workload_reads_its_database_on_the_workloads_device(settings, workload):
+    """The backup of the workload's database reads it where the workload has it: tpcc's on database.data_device,
+    SLOB's schema on params.device (the T5220's internal drives here). It read the profile's first device, the
+    array, whatever the workload's, so the backup's reads fell on a device that holds none of the database, and
+    beside the users' I/O on neither. Given, background.params.datafile_device is the user's; where the workload's
+    database is on the first device, nothing is set (the settings line stays as it was)."""
+    assert _load({**settings, **RMAN}, workload).background.datafile_device == "internal"
+    given = {**settings, **RMAN, "background.params.datafile_device": "array"}
+    assert _load(given, workload).background.datafile_device == "array"
+    assert _load({**TPCC, **RMAN}).background.datafile_device is None

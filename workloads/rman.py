@@ -126,13 +126,17 @@ class Params:
 _check_devices = device_checker("datafile_device", "backup_device")
 
 
-def beside(params: Params, given: dict, spec, database: float, src: Source) -> Params:
-    """A backup beside a workload backs up the workload's database (`database` bytes), unless datafiles_mb is
-    given: in files of database.datafile_size where that is given (the last holding what is left), else in as few
+def beside(params: Params, given: dict, spec, database: float, device: str | None, src: Source) -> Params:
+    """A backup beside a workload backs up the workload's database (`database` bytes) where it is (`device`, None
+    where that is the profile's first, the backup's own default), unless datafile_device is given: tpcc's under
+    database.data_device, SLOB's schema under params.device. Unless datafiles_mb is given,
+    in files of database.datafile_size where that is given (the last holding what is left), else in as few
     equal files as the largest smallfile datafile allows (4M - 1 blocks: 32 GB at 8 KB; Oracle Database
     Reference, Physical Database Limits).
     Not in database.datafiles' many equal files: each file here is a backup piece of its own, with its serial
     control-file cost (CF_WRITES_PER_PIECE), where RMAN puts up to 64 files in one backup set (FILESPERSET)."""
+    if device is not None and "datafile_device" not in given:
+        params = dataclasses.replace(params, datafile_device=device)
     if "datafiles_mb" in given:
         return params
     size = spec.database.datafile_size

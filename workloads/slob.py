@@ -128,6 +128,11 @@ def database_size(spec, params: Params) -> float:
     return params.schema_size
 
 
+def database_device(spec, params: Params, profile) -> str:
+    """The device the schema is on, where a backup of it reads: params.device's."""
+    return data_device(profile, params.device)
+
+
 def all_cached(spec, params: Params) -> tuple[float, str]:
     """What the buffer cache holds without database.db_cache: the schema on the SGA path, nothing direct."""
     if params.read_path == "direct":

@@ -521,6 +521,11 @@ def database_size(spec, params: Params) -> float:
     return warehouses_of(params) * WAREHOUSE_BYTES
 
 
+def database_device(spec, params: Params, profile) -> str:
+    """The device the database is on, where a backup of it reads: database.data_device's."""
+    return data_device(spec.database, profile.storage.device_names())
+
+
 def all_cached(spec, params: Params) -> tuple[float, str]:
     """The database the buffer cache holds without database.db_cache: every warehouse."""
     w = warehouses_of(params)
