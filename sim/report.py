@@ -449,7 +449,8 @@ def _parallel(x: dict) -> str:
     if x.get("channels_used"):
         used = f"{x['channels_used']}"
         if x.get("channels", x["channels_used"]) > x["channels_used"]:   # a channel takes a file or section at a time
-            used += f" of {x['channels']} (no more than the {x['work_items']:,} files or sections)"
+            n = x["work_items"]   # (beside a workload, its database: often one file)
+            used += f" of {x['channels']} (a channel backs up one file or section at a time: {n:,} in all)"
         items += [("RMAN channels", used), ("backup pieces", f"{x['pieces']:,}"),
                   ("largest channel", f"{x['largest_channel_mb']:,.0f} MB")]
         if x.get("compressors_mean"):   # they share the last-level cache (workloads/rman.py)

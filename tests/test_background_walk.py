@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim import scenario
+from sim import report, scenario
 from sim.config import ConfigError
 
 TPCC = {"users": "24", "think_time": "0 s", "keying_time": "0 s", "run.max_time": "4 s"}
@@ -52,3 +52,13 @@ def test_a_backup_beside_a_workload_reads_its_database_on_the_workloads_device(s
     given = {**settings, **RMAN, "background.params.datafile_device": "array"}
     assert _load(given, workload).background.datafile_device == "array"
     assert _load({**TPCC, **RMAN}).background.datafile_device is None
+
+
+def test_channels_left_idle_by_one_file_are_said_in_words_that_fit_one():
+    """Beside tpcc at 24 users the backup is one 170-MB file, so one of two channels works: the report said 'no
+    more than the 1 files or sections' in every such run. It says why a channel is idle, and how many items there
+    are, in words that read right for one as for many."""
+    x = {"channels": 2, "channels_used": 1, "work_items": 1, "pieces": 1, "largest_channel_mb": 170.0}
+    line = report._parallel(x)
+    assert "RMAN channels 1 of 2 (a channel backs up one file or section at a time: 1 in all)" in line
+    assert "the 1 files" not in line

@@ -262,7 +262,8 @@ def test_rman_channels_take_the_largest_file_first_and_never_more_channels_than_
     assert two.extra["largest_channel_mb"] == pytest.approx(24.0) and two.extra["channels_used"] == 2
     assert eight.extra["largest_channel_mb"] == pytest.approx(24.0) and eight.extra["channels_used"] == 4
     from sim.report import full
-    assert "RMAN channels 4 of 8 (no more than the 4 files or sections)" in full(eight)   # not "4", as if asked
+    # (not "4", as if asked)
+    assert "RMAN channels 4 of 8 (a channel backs up one file or section at a time: 4 in all)" in full(eight)
     assert "RMAN channels 2 " in full(two) and "of 2" not in full(two)
     job, recs = _traced("rman", {**base, "channels": 1, "datafiles_mb": [2.0, 6.0, 3.0]})
     starts = [off for kind, n, off in recs["array"].log if kind == "read" and off in (0.0, 2 * MB, 8 * MB)]
