@@ -62,3 +62,16 @@ def test_channels_left_idle_by_one_file_are_said_in_words_that_fit_one():
     line = report._parallel(x)
     assert "RMAN channels 1 of 2 (a channel backs up one file or section at a time: 1 in all)" in line
     assert "the 1 files" not in line
+
+
+def test_a_section_size_past_the_workloads_database_says_whose_file_it_is():
+    """A section_size as large as the largest file is refused; beside tpcc the files are the workload's database,
+    which the user never listed, so the refusal says so ('the largest datafile (170 MB)' named a file given
+    nowhere). Alone, or with datafiles_mb given, the files are the user's and the words stay as they were."""
+    with pytest.raises(ConfigError, match=r"background\.params\.section_size: got '200 MB'; expected less than the "
+                                          r"largest datafile \(170 MB of the workload's database, which the backup"):
+        _load({**TPCC, **RMAN, "background.params.section_size": "200 MB"})
+    with pytest.raises(ConfigError, match=r"largest datafile \(60 MB\): every file"):
+        _load({**TPCC, **RMAN, "background.params.section_size": "200 MB", "background.params.datafiles_mb": [60]})
+    with pytest.raises(ConfigError, match=r"largest datafile \(60 MB\): every file"):
+        _load({"channels": 2, "section_size": "200 MB", "datafiles_mb": [60]}, "rman")

@@ -161,10 +161,13 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     largest = max(params.datafiles_mb) * MB
     if params.section_size is not None and params.section_size >= largest:
         # every file one section: a whole-file backup, but taken in file# order, not largest first
+        # (beside a workload, files the user did not give: say whose they are)
+        whose = (" of the workload's database, which the backup beside it reads" if "datafiles_mb" not in spec.params
+                 and spec.background.workload == spec.workload else "")
         raise src.at("params").at("section_size").bad(
             format_quantity(params.section_size, "size"),
-            f"less than the largest datafile ({format_quantity(largest, 'size')}): every file would be one section, "
-            "a backup of whole files, which is what leaving section_size out does")
+            f"less than the largest datafile ({format_quantity(largest, 'size')}{whose}): every file would be one "
+            "section, a backup of whole files, which is what leaving section_size out does")
     check_fits(spec, profile, src, "datafiles_mb", sum(params.datafiles_mb) * MB,
                device_of(params, "datafile_device", profile.storage.device_names()))
 
