@@ -29,13 +29,13 @@ def test_a_backup_beside_slob_takes_its_files_of_database_datafile_size():
 
 def test_files_of_database_datafile_size_past_the_most_a_database_has_are_refused_at_that_key():
     """The files of database.datafile_size that the backup beside a workload reads are counted against the most
-    a database has (65,533), as datafiles_mb given is: 8-KB files of 100 warehouses (8.3 GB) are 1,088,000, and
+    a database has (65,533), as datafiles_mb given is: 8-KB files of 100 warehouses (7.5 GB) are 980,033, and
     they were taken unchecked (a million backup pieces, each with its control-file writes: a run without end).
     The refusal names database.datafile_size, the key the user gave, and comes before any file is made."""
-    with pytest.raises(ConfigError, match=r"database\.datafile_size: got '8 KB'.*at most 65533.*make 1,088,000"):
+    with pytest.raises(ConfigError, match=r"database\.datafile_size: got '8 KB'.*at most 65533.*make 980,033"):
         _load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "8 KB"})
     assert len(_load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "1 MB"}).background.datafiles_mb) \
-        == 8500
+        == 7657
 
 
 @pytest.mark.parametrize("settings, workload", [
@@ -55,10 +55,10 @@ def test_a_backup_beside_a_workload_reads_its_database_on_the_workloads_device(s
 
 
 def test_channels_left_idle_by_one_file_are_said_in_words_that_fit_one():
-    """Beside tpcc at 24 users the backup is one 170-MB file, so one of two channels works: the report said 'no
+    """Beside tpcc at 24 users the backup is one 161.8-MB file, so one of two channels works: the report said 'no
     more than the 1 files or sections' in every such run. It says why a channel is idle, and how many items there
     are, in words that read right for one as for many."""
-    x = {"channels": 2, "channels_used": 1, "work_items": 1, "pieces": 1, "largest_channel_mb": 170.0}
+    x = {"channels": 2, "channels_used": 1, "work_items": 1, "pieces": 1, "largest_channel_mb": 161.8}
     line = report._parallel(x)
     assert "RMAN channels 1 of 2 (a channel backs up one file or section at a time: 1 in all)" in line
     assert "the 1 files" not in line
@@ -66,12 +66,28 @@ def test_channels_left_idle_by_one_file_are_said_in_words_that_fit_one():
 
 def test_a_section_size_past_the_workloads_database_says_whose_file_it_is():
     """A section_size as large as the largest file is refused; beside tpcc the files are the workload's database,
-    which the user never listed, so the refusal says so ('the largest datafile (170 MB)' named a file given
-    nowhere). Alone, or with datafiles_mb given, the files are the user's and the words stay as they were."""
+    which the user never listed, so the refusal says so ('the largest datafile (161.8 MB)' named a file
+    given nowhere). Alone, or with datafiles_mb given, the files are the user's and the words stay as they were."""
     with pytest.raises(ConfigError, match=r"background\.params\.section_size: got '200 MB'; expected less than the "
-                                          r"largest datafile \(170 MB of the workload's database, which the backup"):
+                                          r"largest datafile \(161.8 MB of the workload's database, which the backup"):
         _load({**TPCC, **RMAN, "background.params.section_size": "200 MB"})
     with pytest.raises(ConfigError, match=r"largest datafile \(60 MB\): every file"):
         _load({**TPCC, **RMAN, "background.params.section_size": "200 MB", "background.params.datafiles_mb": [60]})
     with pytest.raises(ConfigError, match=r"largest datafile \(60 MB\): every file"):
         _load({"channels": 2, "section_size": "200 MB", "datafiles_mb": [60]}, "rman")
+
+
+def test_a_backup_beside_tpcc_reads_the_database_its_device_holds():
+    """The backup reads what tpcc's datafiles store: its tables' and indexes' blocks at database.block_size (and the
+    rollback segments'), the size tpcc's own check fits on the device, not warehouses x 85 MB, the estimate the
+    buffer cache is sized by. 5,500 warehouses store 410.8 GB on the T5220's 438-GB array and run alone; beside a
+    backup of 456.5 GB the scenario was refused, naming background.params.datafiles_mb, never given, as 'the
+    default'. 2 warehouses are 161.8 MB in 8-KB blocks, 189.8 MB in 2-KB ones, and 100 MB more with rollback."""
+    from workloads import tpcc
+    big = _load({**TPCC, **RMAN, "warehouses": 5500})
+    assert sum(big.background.datafiles_mb) * 2**20 == pytest.approx(tpcc.database_size(big.spec, big.params))
+    assert 410 * 2**30 < tpcc.database_size(big.spec, big.params) < big.profile.storage.capacity("array")
+    cached = {**TPCC, **RMAN, "database.db_cache": "1 GB"}
+    assert _load(cached).background.datafiles_mb == pytest.approx((161.84375,))
+    assert _load({**cached, "database.block_size": "2 KB"}).background.datafiles_mb == pytest.approx((189.8046875,))
+    assert _load({**cached, "database.rollback_size": "100 MB"}).background.datafiles_mb == pytest.approx((261.84375,))
