@@ -305,7 +305,7 @@ def _background(spec: ScenarioSpec, module: Any, params: Any, profile, src: Sour
     job_params = build(job.Params, bg.params, at.at("params"))
     if hasattr(job, "beside"):
         device = module.database_device(spec, params, profile)   # (None where it is the job's own default)
-        job_params = job.beside(job_params, bg.params, spec, module.database_size(spec, params),
+        job_params = job.beside(job_params, bg.params, spec, module.database_segments(spec, params),
                                 None if device == profile.storage.device_names()[0] else device, src)
     return job, job_params
 

@@ -510,12 +510,13 @@ def test_sensitivity_refuses_the_change_beside_the_job_as_its_metric(tmp_path):
 
 def test_a_backup_beside_a_workload_backs_up_the_workloads_database():
     """RMAN beside tpcc without datafiles_mb reads the users' database: 24 users make 2 warehouses, stored in
-    161.8 MB of 8-KB blocks, one file (under the 32-GB smallfile limit); with database.datafile_size, files of
-    that size and the rest. Given, datafiles_mb is the user's; alone, the paper's 17 files."""
+    161.8 MB of 8-KB blocks, one file (under the 32-GB smallfile limit); with database.datafile_size, each table
+    and index in files of that size and its rest. Given, datafiles_mb is the user's; alone, the paper's 17 files."""
     job = {"background.workload": "rman", "background.params.channels": 2}
     assert _load({**TPCC, **job}).background.datafiles_mb == pytest.approx((161.84375,))
     sized = _load({**TPCC, **job, "database.datafile_size": "64 MB"})   # (no db_cache: only the backup reads it)
-    assert sized.background.datafiles_mb == pytest.approx((64.0, 64.0, 33.84375))
+    assert sized.background.datafiles_mb == pytest.approx((64.0, 3.9375, 4.296875, 42.65625, 1.40625, 36.4140625,
+                                                           9.1328125))
     with pytest.raises(ConfigError, match="no database.datafile_size for workload rman"):
         _load({"channels": 2, "database.datafile_size": "64 MB"}, "rman")   # (alone: its own files, given or not)
     assert _load({**TPCC, **RMAN}).background.datafiles_mb == (40.0, 20.0)

@@ -35,7 +35,7 @@ def test_files_of_database_datafile_size_past_the_most_a_database_has_are_refuse
     with pytest.raises(ConfigError, match=r"database\.datafile_size: got '8 KB'.*at most 65533.*make 980,033"):
         _load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "8 KB"})
     assert len(_load({**TPCC, **RMAN, "warehouses": 100, "database.datafile_size": "1 MB"}).background.datafiles_mb) \
-        == 7657
+        == 7659   # (each table and index its own files, its last a rest)
 
 
 @pytest.mark.parametrize("settings, workload", [
@@ -91,3 +91,18 @@ def test_a_backup_beside_tpcc_reads_the_database_its_device_holds():
     assert _load(cached).background.datafiles_mb == pytest.approx((161.84375,))
     assert _load({**cached, "database.block_size": "2 KB"}).background.datafiles_mb == pytest.approx((189.8046875,))
     assert _load({**cached, "database.rollback_size": "100 MB"}).background.datafiles_mb == pytest.approx((261.84375,))
+
+
+def test_files_of_database_datafile_size_hold_one_table_or_index_each_as_that_setting_lays_them_out():
+    """database.datafile_size gives every table and index its own tablespace of as many files as it needs (its
+    declared meaning, and tpcc's layout with a buffer cache, sim/db/layout.py): the backup beside tpcc reads those
+    files, each segment's whole files and its rest. In 64-MB files 2 warehouses are 7 files (stock's 67.9 MB two
+    of them), not 64, 64 and 33.8 as if the tables shared files; the files add up to the database. SLOB's schema
+    is one table: 64, 64, 64 and 8 MB."""
+    from workloads import tpcc
+    sc = _load({**TPCC, **RMAN, "database.datafile_size": "64 MB"})
+    segments = tpcc.database_segments(sc.spec, sc.params)
+    files = sc.background.datafiles_mb
+    assert len(files) == sum(-(-b // 2**26) for b in segments) == 7
+    assert max(files) == 64.0 and sum(files) * 2**20 == pytest.approx(sum(segments))
+    assert files[:2] == pytest.approx((64.0, segments[0] / 2**20 - 64.0))   # stock: a whole file and its rest

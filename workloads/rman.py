@@ -126,33 +126,37 @@ class Params:
 _check_devices = device_checker("datafile_device", "backup_device")
 
 
-def beside(params: Params, given: dict, spec, database: float, device: str | None, src: Source) -> Params:
-    """A backup beside a workload backs up the workload's database (`database` bytes) where it is (`device`, None
-    where that is the profile's first, the backup's own default), unless datafile_device is given: tpcc's under
-    database.data_device, SLOB's schema under params.device. Unless datafiles_mb is given,
-    in files of database.datafile_size where that is given (the last holding what is left), else in as few
-    equal files as the largest smallfile datafile allows (4M - 1 blocks: 32 GB at 8 KB; Oracle Database
-    Reference, Physical Database Limits).
+def beside(params: Params, given: dict, spec, tablespaces: tuple[float, ...], device: str | None,
+           src: Source) -> Params:
+    """A backup beside a workload backs up the workload's database (`tablespaces`: the bytes of each of its tables
+    and indexes) where it is (`device`, None where that is the profile's first, the backup's own default), unless
+    datafile_device is given: tpcc's under database.data_device, SLOB's schema under params.device. Unless
+    datafiles_mb is given, in files of database.datafile_size where that is given, each table and index in its
+    own tablespace of as many as it needs, as that setting lays them out (the last of each holding what is left),
+    else in as few equal files as the largest smallfile datafile allows (4M - 1 blocks: 32 GB at 8 KB; Oracle
+    Database Reference, Physical Database Limits).
     Not in database.datafiles' many equal files: each file here is a backup piece of its own, with its serial
     control-file cost (CF_WRITES_PER_PIECE), where RMAN puts up to 64 files in one backup set (FILESPERSET)."""
     if device is not None and "datafile_device" not in given:
         params = dataclasses.replace(params, datafile_device=device)
     if "datafiles_mb" in given:
         return params
-    size = spec.database.datafile_size
+    size, database = spec.database.datafile_size, sum(tablespaces)
     if size is None:
         n = math.ceil(database / (SMALLFILE_BLOCKS * spec.database.block_size))
         files = (database / n / MB,) * n
     else:
         # (counted before they are made: 8-KB files of a 100-warehouse database are a million)
-        count = math.ceil(database / size - 1e-9)
+        count = sum(math.ceil(t / size - 1e-9) for t in tablespaces)
         if count > MAX_DATAFILES:   # (datafiles_mb's own check ran before, on the files given)
             raise src.at("database.datafile_size").bad(
                 format_quantity(size, "size"), f"files that make at most {MAX_DATAFILES} of the database the backup "
                 f"beside {spec.workload} reads, the most a database has (Oracle Database Reference, Physical Database "
                 f"Limits): its {format_quantity(database, 'size')} make {count:,}")
-        whole, rest = divmod(database, size)
-        files = (size / MB,) * int(whole) + ((rest / MB,) if rest > 0.0 else ())
+        files = ()
+        for t in tablespaces:
+            whole, rest = divmod(t, size)
+            files += (size / MB,) * int(whole) + ((rest / MB,) if rest > 0.0 else ())
     return dataclasses.replace(params, datafiles_mb=files)
 
 

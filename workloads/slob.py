@@ -128,6 +128,11 @@ def database_size(spec, params: Params) -> float:
     return params.schema_size
 
 
+def database_segments(spec, params: Params) -> tuple[float, ...]:
+    """Its tables and indexes as a backup reads them: the schema, one table."""
+    return (params.schema_size,)
+
+
 def database_device(spec, params: Params, profile) -> str:
     """The device the schema is on, where a backup of it reads: params.device's."""
     return data_device(profile, params.device)

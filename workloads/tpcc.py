@@ -521,7 +521,12 @@ def database_size(spec, params: Params) -> float:
     rollback segments', with database.rollback_size) at database.block_size, as the device holds them
     (check_scenario); not warehouses x WAREHOUSE_BYTES, the estimate the cache sizes by (170 MB of 2 warehouses
     are 161.8 stored in 8-KB blocks, 189.8 in 2-KB ones)."""
-    return sum(s.blocks for s in stored_segments(spec, params)) * spec.database.block_size
+    return sum(database_segments(spec, params))
+
+
+def database_segments(spec, params: Params) -> tuple[float, ...]:
+    """The bytes of each stored table and index (each a tablespace of its own with database.datafile_size)."""
+    return tuple(s.blocks * spec.database.block_size for s in stored_segments(spec, params))
 
 
 def stored_segments(spec, params: Params) -> list:
