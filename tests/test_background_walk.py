@@ -106,3 +106,13 @@ def test_files_of_database_datafile_size_hold_one_table_or_index_each_as_that_se
     assert len(files) == sum(-(-b // 2**26) for b in segments) == 7
     assert max(files) == 64.0 and sum(files) * 2**20 == pytest.approx(sum(segments))
     assert files[:2] == pytest.approx((64.0, segments[0] / 2**20 - 64.0))   # stock: a whole file and its rest
+
+
+def test_a_database_too_large_for_its_device_names_the_device_as_it_is_chosen():
+    """Without database.data_device the datafiles are on the profile's first device whatever database.redo_device
+    is (sim/db/instance.py data_device); the refusal of a database too large for it said 'the first device not
+    database.redo_device's' while naming the redo device itself (ue10000, redo on 'data')."""
+    with pytest.raises(ConfigError, match=r"fits on device 'data' \(no database.data_device: the profile's first "
+                                          r"device\): 1000 warehouses"):
+        scenario.load(None, {"users": 24, "warehouses": 1000, "database.db_cache": "1 GB",
+                             "database.redo_device": "data"}, profile="ue10000", workload="tpcc")

@@ -575,7 +575,7 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
     size, name = sum(s.blocks for s in segs) * db.block_size, data_device(db, profile.storage.device_names())
     if size > profile.storage.capacity(name):
         key = "warehouses" if params.warehouses is not None else "users"   # users: warehouses = users / 10
-        where = "" if db.data_device else " (no database.data_device: the first device not database.redo_device's)"
+        where = "" if db.data_device else " (no database.data_device: the profile's first device)"
         raise src.at("params").at(key).bad(
             getattr(params, key), f"a database that fits on device {name!r}{where}: {warehouses} warehouses of "
             f"{format_quantity(db.block_size, 'size')} blocks are {format_quantity(size, 'size')}, the device holds "
