@@ -85,9 +85,9 @@ class DatabaseSpec:
     datafiles: int = param("datafiles the data is spread over (each has its own file lock on a file system)",
                            default=59, minimum=1, maximum=MAX_DATAFILES)
     datafile_size: float | None = param("size of each datafile: every table and index then has its own tablespace of "
-                                        "as many files as it needs, and its I/O goes to those files (omit: every "
-                                        "block equally likely in any datafile)", kind="size", default=None,
-                                        positive=True)
+                                        "as many files as it needs, and its I/O goes to those files, as a backup "
+                                        "beside the workload reads them (omit: every block equally likely in any "
+                                        "datafile)", kind="size", default=None, positive=True)
     disk_asynch_io: bool = param("disk_asynch_io: DBWR writes asynchronously (where os.filesystem has async I/O: "
                                  "not linux_buffered)", default=True)
     dbwr_io_slaves: int = param("dbwr_io_slaves: I/O slaves writing synchronously for DBWR (0: none)",
