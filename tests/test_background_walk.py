@@ -85,8 +85,8 @@ def test_a_backup_beside_tpcc_reads_the_database_its_device_holds():
     default'. 2 warehouses are 161.8 MB in 8-KB blocks, 189.8 MB in 2-KB ones, and 100 MB more with rollback."""
     from workloads import tpcc
     big = _load({**TPCC, **RMAN, "warehouses": 5500})
-    assert sum(big.background.datafiles_mb) * 2**20 == pytest.approx(tpcc.database_size(big.spec, big.params))
-    assert 410 * 2**30 < tpcc.database_size(big.spec, big.params) < big.profile.storage.capacity("array")
+    assert sum(big.background.datafiles_mb) * 2**20 == pytest.approx(sum(tpcc.database_segments(big.spec, big.params)))
+    assert 410 * 2**30 < sum(tpcc.database_segments(big.spec, big.params)) < big.profile.storage.capacity("array")
     cached = {**TPCC, **RMAN, "database.db_cache": "1 GB"}
     assert _load(cached).background.datafiles_mb == pytest.approx((161.84375,))
     assert _load({**cached, "database.block_size": "2 KB"}).background.datafiles_mb == pytest.approx((189.8046875,))

@@ -123,11 +123,6 @@ def check_scenario(spec, profile, params: Params, src: Source) -> None:
             "synchronous, one at a time per session (give read_path: direct, or leave direct_io_slots out)")
 
 
-def database_size(spec, params: Params) -> float:
-    """The database on disk, what a backup of it reads: the schema (on either read path)."""
-    return params.schema_size
-
-
 def database_segments(spec, params: Params) -> tuple[float, ...]:
     """Its tables and indexes as a backup reads them: the schema, one table."""
     return (params.schema_size,)

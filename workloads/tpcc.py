@@ -516,16 +516,11 @@ def warehouses_of(params: Params) -> int:
     return params.warehouses or max(1, params.users // 10)
 
 
-def database_size(spec, params: Params) -> float:
-    """The database on disk, what a backup of it reads: the blocks of every stored table and index (and the
-    rollback segments', with database.rollback_size) at database.block_size, as the device holds them
-    (check_scenario); not warehouses x WAREHOUSE_BYTES, the estimate the cache sizes by (170 MB of 2 warehouses
-    are 161.8 stored in 8-KB blocks, 189.8 in 2-KB ones)."""
-    return sum(database_segments(spec, params))
-
-
 def database_segments(spec, params: Params) -> tuple[float, ...]:
-    """The bytes of each stored table and index (each a tablespace of its own with database.datafile_size)."""
+    """The bytes of each stored table and index (each a tablespace of its own with database.datafile_size): the
+    database on disk, what a backup of it reads, as the device holds them (check_scenario); not warehouses x
+    WAREHOUSE_BYTES, the estimate the cache sizes by (170 MB of 2 warehouses are 161.8 stored in 8-KB blocks, 189.8
+    in 2-KB ones), and the rollback segments' with database.rollback_size."""
     return tuple(s.blocks * spec.database.block_size for s in stored_segments(spec, params))
 
 
