@@ -138,20 +138,25 @@ def _two_codes():
     return System(_load({**TPCC, **CTAS}))
 
 
+def _sessions_of_two(rate_a: float, rate_b: float):
+    """A two-code server and a session of workload a's and one of b's, each code at its misses per instruction."""
+    system = _two_codes()
+    inst, sessions = system.instance, []
+    for name, rate in (("a", rate_a), ("b", rate_b)):
+        inst.serve(name)
+        system.set_memory_behaviour(rate)
+        sessions.append(inst.new_session())
+    return (system, *sessions)
+
+
 def test_each_workloads_code_runs_at_its_own_miss_rate():
     """Each workload's sessions run its own code: on idle cores a burst of n instructions takes n / (a strand's
     rate at its own code's miss rate) s, whoever the instance serves when the rate is set or changed (rman's
     compressors change rman's, named), and the memory counts each one's misses at its rate."""
-    system = _two_codes()
+    system, a, b = _sessions_of_two(0.010, 0.030)
     inst = system.instance
-    inst.serve("a")
-    system.set_memory_behaviour(0.010)
-    a = inst.new_session()
-    inst.serve("b")
-    system.set_memory_behaviour(0.030)
     system.set_memory_behaviour(0.020, "b")
     system.set_memory_behaviour(0.005, "a")   # (while serving b)
-    b = inst.new_session()
     group = system.cpu.groups[0]
     assert group.mpis == (0.005, 0.020) and system.memory.codes == [0.005, 0.020]
     a.cpu(3e6)
@@ -261,14 +266,8 @@ def test_a_session_counts_the_strand_seconds_it_ran_for_its_workload():
     """Where workloads share the instance, each one's DB CPU is its sessions' strand time: on an idle machine a
     burst of n instructions of codes that miss alike takes n / (one strand's rate) s, whichever workload ran it;
     the two add up to every strand's time, and a reset clears them."""
-    system = _two_codes()
+    system, a, b = _sessions_of_two(0.001, 0.001)
     inst = system.instance
-    inst.serve("a")
-    system.set_memory_behaviour(0.001)
-    a = inst.new_session()
-    inst.serve("b")
-    system.set_memory_behaviour(0.001)
-    b = inst.new_session()
     a.cpu(3e6)
     b.cpu(1e6)
     system.env.run()

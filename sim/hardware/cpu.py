@@ -244,13 +244,16 @@ class PipelineGroup:
         if self.pending is not None:
             self.pending.callbacks = _NO_CALLBACKS
         if self.heap:
-            env = self.env
-            delay = (self.heap[0][0] - self.vt) / self.rates[self.busy]
-            wake = self.pending = Wakeup()
-            wake.callbacks = self._callbacks
-            heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
+            self._wake_in((self.heap[0][0] - self.vt) / self.rates[self.busy])
         else:
             self.pending = None
+
+    def _wake_in(self, delay: float) -> None:
+        """The one wake-up that is not stale, `delay` s from now (start and _fire push theirs inline)."""
+        env = self.env
+        wake = self.pending = Wakeup()
+        wake.callbacks = self._callbacks
+        heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
 
     def _fire(self, ev: Wakeup) -> None:
         if ev is not self.pending:
@@ -403,10 +406,7 @@ class MixedPipelineGroup(PipelineGroup):
                     if d < delay:
                         delay = d
                 k += 1
-            env = self.env
-            wake = self.pending = Wakeup()
-            wake.callbacks = self._callbacks
-            heappush(env._queue, (env._now + (delay if delay > 0.0 else 0.0), NORMAL, next(env._eid), wake))
+            self._wake_in(delay)
         else:
             self.pending = None
 
