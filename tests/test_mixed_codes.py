@@ -193,15 +193,22 @@ def test_two_codes_sliced_by_the_dispatcher_lose_no_instruction():
     assert share[1] < share[0] and share[0] / share[1] == pytest.approx(r1 / r0, rel=0.05)
 
 
-def test_the_memory_counts_each_codes_misses_at_its_own_rate():
-    """The memory's feedback sees the cores' own count of misses: two codes retiring known instructions give
-    I0 x m0 + I1 x m1 misses, and the latency it feeds back moves as that rate does."""
+def t5220_two_codes(mpis=(OLTP, COMPRESS)):
+    """A T5220's cores built for two codes, its memory, and each code's misses per instruction set (None: unset)."""
     p = load_profile("t5220")
     env = simpy.Environment()
     cpu = Cpu(env, p.cpu, codes=2)
     memory = MemorySystem(env, p.memory, p.cpu, cpu)
-    memory.set_misses_per_instruction(OLTP, 0)
-    memory.set_misses_per_instruction(COMPRESS, 1)
+    for code, mpi in enumerate(mpis):
+        if mpi is not None:
+            memory.set_misses_per_instruction(mpi, code)
+    return env, cpu, memory
+
+
+def test_the_memory_counts_each_codes_misses_at_its_own_rate():
+    """The memory's feedback sees the cores' own count of misses: two codes retiring known instructions give
+    I0 x m0 + I1 x m1 misses, and the latency it feeds back moves as that rate does."""
+    env, cpu, memory = t5220_two_codes()
     assert cpu.groups[0].mpis == (OLTP, COMPRESS)
     g0, g1 = cpu.groups[0], cpu.groups[1]
     g0.start(3e6, 0.0, lambda: None, code=0)

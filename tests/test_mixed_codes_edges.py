@@ -10,9 +10,10 @@ import simpy
 
 from sim.analytic import repairman_classes
 from sim.hardware.cpu import Cpu, MemoryBehaviour, mixed_rate_table, rate_table
-from sim.hardware.memory import INTERVAL, MemorySystem
-from sim.hardware.profile import CpuSpec, load_profile
+from sim.hardware.memory import INTERVAL
+from sim.hardware.profile import CpuSpec
 from sim.os.dispatcher import Dispatcher
+from test_mixed_codes import t5220_two_codes  # tests/ is on sys.path (rootdir-less prepend mode)
 
 OLTP, COMPRESS, STALL = 0.0102, 0.0028, 150.0   # as tests/test_mixed_codes.py
 
@@ -104,12 +105,7 @@ def test_misses_and_the_memorys_count_restart_at_a_reset_mid_interval():
     """Counters reset halfway through a memory interval, both codes running: the cores count only the misses
     retired since (each code's instructions left, at its rate), and the memory's feedback, at its next ticks and
     the idle ones after the bursts end, the same misses and instructions: none from before the reset, none twice."""
-    p = load_profile("t5220")
-    env = simpy.Environment()
-    cpu = Cpu(env, p.cpu, codes=2)
-    memory = MemorySystem(env, p.memory, p.cpu, cpu)
-    memory.set_misses_per_instruction(OLTP, 0)
-    memory.set_misses_per_instruction(COMPRESS, 1)
+    env, cpu, memory = t5220_two_codes()
     g0, g1 = cpu.groups[0], cpu.groups[1]
     g0.start(3e7, 0.0, lambda: None, code=0)
     g1.start(5e7, 0.0, lambda: None, code=1)
@@ -233,11 +229,7 @@ def test_the_memorys_feedback_starts_again_for_a_code_set_after_the_simulation_r
     """The feedback stops where nothing is left to happen (a batch run to exhaustion) and a new miss rate starts it
     again, even a code's of 0 while the other's is not: a code-0 burst of 5e7 then runs at OLTP's rate with its
     misses counted by the memory (5e7 x 0.0102, rel 1e-9)."""
-    p = load_profile("t5220")
-    env = simpy.Environment()
-    cpu = Cpu(env, p.cpu, codes=2)
-    memory = MemorySystem(env, p.memory, p.cpu, cpu)
-    memory.set_misses_per_instruction(OLTP, 0)
+    env, cpu, memory = t5220_two_codes((OLTP, None))
     env.run()
     assert not memory._running and memory.misses == 0.0
     memory.set_misses_per_instruction(0.0, 1)
